@@ -1,0 +1,70 @@
+// flashviz gen --b B --n N --d D [--seed S] --out INPUT [--ref OUTPUT]
+#include <CLI/CLI.hpp>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+
+#include "app/cli/commands.h"
+#include "app/io/atomic_file.h"
+#include "app/io/hw4_file.h"
+#include "kernels/common/format.h"
+#include "kernels/common/random.h"
+#include "kernels/cpu/reference.h"
+
+namespace flashviz {
+namespace {
+
+struct GenOptions {
+  int b = 0, n = 0, d = 0;
+  std::uint64_t seed = 0;
+  std::string out, ref;
+};
+
+int RunGen(const GenOptions& o) {
+  if (o.b < 1 || o.n < 1 || o.d < 1)
+    throw InputError(Sprintf("--b %d --n %d --d %d: B, N and d must be positive", o.b, o.n, o.d));
+  if (o.n > kMaxSequenceLength || o.d > kMaxHeadDim)
+    throw InputError(Sprintf("N ≤ %d and d ≤ %d, please", kMaxSequenceLength, kMaxHeadDim));
+  const double floats = 3.0 * o.b * o.n * o.d;
+  if (floats * 4 > 64.0 * (1ull << 30))
+    throw InputError(Sprintf("B·N·d = %.0f: the file would exceed 64 GiB", floats / 3));
+  AtomicFileWriter input_file(o.out);
+  std::unique_ptr<AtomicFileWriter> ref_file;
+  if (!o.ref.empty()) ref_file = std::make_unique<AtomicFileWriter>(o.ref);
+
+  Hw4Input in;
+  in.b = o.b;
+  in.n = o.n;
+  in.d = o.d;
+  in.qkv.resize(static_cast<std::size_t>(floats));
+  FillUniform(in.qkv, o.seed, -3.0f, 3.0f);
+  const std::vector<std::uint8_t> bytes = SerializeHw4(in);
+  input_file.Write(bytes.data(), bytes.size());
+
+  if (ref_file) {
+    std::fprintf(stderr, "computing the float64 reference (%d × N = %d, d = %d)...\n", o.b, o.n, o.d);
+    const std::vector<double> ref =
+        ReferenceAttentionBatched(in.qkv.data(), o.b, o.n, o.d, 1.0 / std::sqrt(static_cast<double>(o.d)), false);
+    const std::vector<float> ref32(ref.begin(), ref.end());
+    ref_file->Write(ref32.data(), ref32.size() * sizeof(float));
+  }
+  input_file.Commit();
+  if (ref_file) ref_file->Commit();
+  return 0;
+}
+
+}  // namespace
+
+void AddGenCommand(CLI::App& app, CommandList& commands) {
+  auto options = std::make_shared<GenOptions>();
+  CLI::App* cmd = app.add_subcommand("gen", "Generate an HW4 input file (values uniform in [-3, 3])");
+  cmd->add_option("--b", options->b, "batch size B")->required();
+  cmd->add_option("--n", options->n, "sequence length N")->required();
+  cmd->add_option("--d", options->d, "head dimension d")->required();
+  cmd->add_option("--seed", options->seed, "random seed (default 0)");
+  cmd->add_option("--out", options->out, "the HW4 input file to write")->required();
+  cmd->add_option("--ref", options->ref, "also write the float64 reference output (as float32), scale 1/sqrt(d)");
+  commands.push_back({cmd, [options] { return RunGen(*options); }});
+}
+
+}  // namespace flashviz

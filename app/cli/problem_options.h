@@ -1,0 +1,43 @@
+// The problem options shared by `gui` and `trace` (DESIGN.md's command-line contract):
+// --n --d --br --bc --sram --order --scale --causal --seed --input --batch.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "kernels/cpu/problem.h"
+#include "kernels/cpu/stepper.h"
+
+namespace CLI {
+class App;
+}
+
+namespace flashviz {
+
+struct ProblemOptions {
+  std::optional<int> n, d, br, bc;
+  std::optional<std::int64_t> sram_bytes;
+  std::string order = "kv";
+  std::string scale;  // empty: 1/√d; "none"; or a number
+  bool causal = false;
+  std::uint64_t seed = 0;
+  std::string input;  // an HW4 file
+  int batch = 0;
+};
+
+void AddProblemOptions(CLI::App& command, ProblemOptions& options);
+
+// The problem and its inputs: from --input (N and d from the file) or random from --seed.
+struct LoadedProblem {
+  AttentionProblem problem;
+  std::shared_ptr<const AttentionInputs> inputs;
+};
+
+// Checks the options and resolves the tile sizes; throws InputError with a one-line reason.
+// `with_inputs` false skips generating or reading the data (count-only use).
+LoadedProblem LoadProblem(const ProblemOptions& options, bool with_inputs);
+ProblemRequest ToRequest(const ProblemOptions& options, int n, int d);
+
+}  // namespace flashviz

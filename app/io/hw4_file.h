@@ -1,0 +1,38 @@
+// The course assignment's binary format (seeds/004): int32 B, N, d, then per batch N·d float32 each of Q, K
+// and V (row-major); the output is B·N·d float32. Every malformed file gets a one-line reason.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "kernels/cpu/stepper.h"
+
+namespace flashviz {
+
+struct Hw4Input {
+  int b = 0, n = 0, d = 0;
+  std::vector<float> qkv;  // B × (Q, K, V) × N × d
+
+  std::size_t head_floats() const { return static_cast<std::size_t>(n) * d; }
+  const float* q(int batch) const { return qkv.data() + static_cast<std::size_t>(batch) * 3 * head_floats(); }
+  const float* k(int batch) const { return q(batch) + head_floats(); }
+  const float* v(int batch) const { return q(batch) + 2 * head_floats(); }
+  AttentionInputs Batch(int batch) const;  // a copy of one batch, for the stepper
+};
+
+// Parses an HW4 input held in memory; `name` is used in messages. Throws InputError.
+Hw4Input ParseHw4(std::span<const std::uint8_t> bytes, const std::string& name);
+// Reads and parses a file. Throws InputError (missing, unreadable, malformed).
+Hw4Input ReadHw4File(const std::string& path);
+// Reads only the header (B, N, d) after checking the file's size against it. Throws InputError.
+Hw4Input ReadHw4Header(const std::string& path);
+
+// The bytes of an HW4 input file / output file.
+std::vector<std::uint8_t> SerializeHw4(const Hw4Input& input);
+
+// Writes `values` (B·N·d float32) atomically. Throws InputError.
+void WriteFloatFile(const std::string& path, std::span<const float> values);
+
+}  // namespace flashviz

@@ -1,0 +1,16 @@
+// printf-style formatting into a std::string (g++ 12 has no <format>); the compiler checks the arguments.
+#pragma once
+
+#include <string>
+
+namespace flashviz {
+
+[[gnu::format(printf, 1, 2)]] std::string Sprintf(const char* format, ...);
+
+// The shortest decimal text that reads back as the same double ("inf", "-inf", "nan" for non-finite values).
+std::string ShortestDecimal(double value);
+
+// Bytes as a human reads them: "512 B", "12.0 KiB", "3.41 MiB", "1.20 GiB".
+std::string HumanBytes(double bytes);
+
+}  // namespace flashviz

@@ -1,0 +1,56 @@
+#include "kernels/cpu/ledger.h"
+
+namespace flashviz {
+
+std::string_view HbmTensorName(HbmTensor tensor) {
+  static constexpr std::string_view kNames[kHbmTensorCount] = {"Q", "K", "V", "O", "l", "m", "L", "S", "P"};
+  return kNames[static_cast<int>(tensor)];
+}
+
+std::int64_t Ledger::HbmReadBytes() const {
+  std::int64_t total = 0;
+  for (const Traffic& t : hbm) total += t.read_bytes;
+  return total;
+}
+
+std::int64_t Ledger::HbmWriteBytes() const {
+  std::int64_t total = 0;
+  for (const Traffic& t : hbm) total += t.write_bytes;
+  return total;
+}
+
+Ledger LedgerDelta(const Ledger& before, const Ledger& after) {
+  Ledger delta = after;
+  for (int t = 0; t < kHbmTensorCount; ++t) {
+    delta.hbm[t].read_bytes -= before.hbm[t].read_bytes;
+    delta.hbm[t].write_bytes -= before.hbm[t].write_bytes;
+  }
+  delta.sram_read_bytes -= before.sram_read_bytes;
+  delta.sram_write_bytes -= before.sram_write_bytes;
+  return delta;
+}
+
+Ledger StandardAttentionLedger(int n, int d) {
+  Ledger ledger;
+  const std::int64_t row = n;  // one row of S or P holds N floats
+  // Stage 1, S = scale·Q·Kᵀ: every row of Q and K is read once, every row of S written once.
+  for (int r = 0; r < n; ++r) {
+    ledger.ReadHbm(HbmTensor::kQ, d);
+    ledger.ReadHbm(HbmTensor::kK, d);
+    ledger.WriteHbm(HbmTensor::kS, row);
+  }
+  // Stage 2, P = softmax(S) row by row: S read back, P written.
+  for (int r = 0; r < n; ++r) {
+    ledger.ReadHbm(HbmTensor::kS, row);
+    ledger.WriteHbm(HbmTensor::kP, row);
+  }
+  // Stage 3, O = P·V: P read back, every row of V read once, O written.
+  for (int r = 0; r < n; ++r) {
+    ledger.ReadHbm(HbmTensor::kP, row);
+    ledger.ReadHbm(HbmTensor::kV, d);
+    ledger.WriteHbm(HbmTensor::kO, d);
+  }
+  return ledger;
+}
+
+}  // namespace flashviz

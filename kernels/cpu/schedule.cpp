@@ -1,0 +1,123 @@
+#include "kernels/cpu/schedule.h"
+
+#include <algorithm>
+#include <array>
+#include <cassert>
+
+namespace flashviz {
+namespace {
+
+constexpr std::array<std::string_view, kPhaseCount> kPhaseNames = {
+    "init", "load_kv",      "load_q",   "scores",     "rowmax",   "exp",
+    "rowsum", "update_stats", "update_o", "write_back", "finalize", "done"};
+
+constexpr std::array kKvIteration = {Phase::kLoadQ,  Phase::kScores,      Phase::kRowMax,  Phase::kExp,
+                                     Phase::kRowSum, Phase::kUpdateStats, Phase::kUpdateO, Phase::kWriteBack};
+constexpr std::array kQIteration = {Phase::kLoadKv, Phase::kScores, Phase::kRowMax,
+                                    Phase::kExp,    Phase::kRowSum, Phase::kUpdateO};
+
+// Steps an outer iteration takes besides its tile iterations: load_kv (kv), or load_q + finalize + write_back (q).
+constexpr int kKvOuterOverhead = 1;
+constexpr int kQOuterOverhead = 3;
+
+// The first index in [0, count) for which `active` holds, given that it holds on a suffix (or a prefix when
+// `prefix` is set, returning one past the last). Binary search over the one causal predicate of the problem.
+template <class Active>
+int PartitionPoint(int count, bool prefix, Active active) {
+  int lo = 0, hi = count;
+  while (lo < hi) {
+    const int mid = lo + (hi - lo) / 2;
+    const bool before_boundary = prefix ? active(mid) : !active(mid);
+    if (before_boundary) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+}  // namespace
+
+std::string_view PhaseName(Phase phase) { return kPhaseNames[static_cast<int>(phase)]; }
+
+std::optional<Phase> ParsePhase(std::string_view name) {
+  for (int p = 0; p < kPhaseCount; ++p)
+    if (kPhaseNames[p] == name) return static_cast<Phase>(p);
+  return std::nullopt;
+}
+
+std::span<const Phase> TileIterationPhases(LoopOrder order) {
+  if (order == LoopOrder::kKvOuter) return kKvIteration;
+  return kQIteration;
+}
+
+Schedule::Schedule(const AttentionProblem& problem) : problem_(problem) {
+  const bool kv = problem.order == LoopOrder::kKvOuter;
+  const int outer_count = kv ? problem.tc() : problem.tr();
+  const int inner_count = kv ? problem.tr() : problem.tc();
+  const int per_iteration = static_cast<int>(TileIterationPhases(problem.order).size());
+  outer_.reserve(static_cast<std::size_t>(outer_count));
+  iterations_before_.reserve(static_cast<std::size_t>(outer_count) + 1);
+  std::int64_t step = kv ? 1 : 0;  // the kv order starts with init
+  for (int t = 0; t < outer_count; ++t) {
+    Outer o{step, 0, inner_count};
+    if (problem.causal) {
+      // kv: for K/V tile j the active Q tiles form a suffix; q: for Q tile i the active K/V tiles a prefix.
+      if (kv) o.inner_begin = PartitionPoint(inner_count, false, [&](int i) { return problem.TilePairActive(i, t); });
+      else o.inner_end = PartitionPoint(inner_count, true, [&](int j) { return problem.TilePairActive(t, j); });
+    }
+    const int active = o.inner_end - o.inner_begin;
+    iterations_before_.push_back(tile_iterations_);
+    tile_iterations_ += active;
+    // An outer iteration with no active pair loads nothing (causal can only do this in theory).
+    if (active > 0) step += (kv ? kKvOuterOverhead : kQOuterOverhead) + std::int64_t{per_iteration} * active;
+    outer_.push_back(o);
+  }
+  iterations_before_.push_back(tile_iterations_);
+  step_count_ = step + 1;  // done
+}
+
+StepInfo Schedule::Info(std::int64_t step) const {
+  assert(step >= 0 && step < step_count_);
+  const bool kv = problem_.order == LoopOrder::kKvOuter;
+  if (step == step_count_ - 1) return {step, Phase::kDone, -1, -1};
+  if (kv && step == 0) return {step, Phase::kInit, -1, -1};
+  // The last outer iteration whose first step is ≤ step (empty ones share their successor's first step).
+  const auto it = std::upper_bound(outer_.begin(), outer_.end(), step,
+                                   [](std::int64_t s, const Outer& o) { return s < o.first_step; });
+  const int t = static_cast<int>(it - outer_.begin()) - 1;
+  const Outer& o = outer_[static_cast<std::size_t>(t)];
+  const std::int64_t offset = step - o.first_step;
+  const auto phases = TileIterationPhases(problem_.order);
+  const auto per_iteration = static_cast<std::int64_t>(phases.size());
+  if (kv) {
+    if (offset == 0) return {step, Phase::kLoadKv, -1, t};
+    const std::int64_t k = offset - 1;
+    return {step, phases[static_cast<std::size_t>(k % per_iteration)], o.inner_begin + static_cast<int>(k / per_iteration), t};
+  }
+  if (offset == 0) return {step, Phase::kLoadQ, t, -1};
+  const std::int64_t k = offset - 1;
+  const std::int64_t active = o.inner_end - o.inner_begin;
+  if (k < active * per_iteration)
+    return {step, phases[static_cast<std::size_t>(k % per_iteration)], t, o.inner_begin + static_cast<int>(k / per_iteration)};
+  return {step, k == active * per_iteration ? Phase::kFinalize : Phase::kWriteBack, t, -1};
+}
+
+std::optional<std::int64_t> Schedule::FirstStepOfPair(int i, int j) const {
+  const bool kv = problem_.order == LoopOrder::kKvOuter;
+  const int t = kv ? j : i, inner = kv ? i : j;
+  if (t < 0 || t >= outer_count() || inner < 0) return std::nullopt;
+  const Outer& o = outer_[static_cast<std::size_t>(t)];
+  if (inner < o.inner_begin || inner >= o.inner_end) return std::nullopt;
+  const auto per_iteration = static_cast<std::int64_t>(TileIterationPhases(problem_.order).size());
+  return o.first_step + 1 + per_iteration * (inner - o.inner_begin);
+}
+
+std::int64_t Schedule::TileIterationStart(std::int64_t t) const {
+  assert(t >= 0 && t < tile_iterations_);
+  const auto it = std::upper_bound(iterations_before_.begin(), iterations_before_.end() - 1, t);
+  const int outer = static_cast<int>(it - iterations_before_.begin()) - 1;
+  const Outer& o = outer_[static_cast<std::size_t>(outer)];
+  const auto per_iteration = static_cast<std::int64_t>(TileIterationPhases(problem_.order).size());
+  return o.first_step + 1 + per_iteration * (t - iterations_before_[static_cast<std::size_t>(outer)]);
+}
+
+}  // namespace flashviz

@@ -1,0 +1,122 @@
+// The stepper: the tiled FlashAttention forward pass, phase by phase, as the single source of truth for
+// every view of it (DESIGN.md principle 1). It keeps no per-step or N² state: the state after any step is
+// rebuilt by replaying the schedule with arithmetic only for the Q tile that step works on, and the
+// ledger is counted by the same replay (count-only for every other tile).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <vector>
+
+#include "kernels/cpu/ledger.h"
+#include "kernels/cpu/problem.h"
+#include "kernels/cpu/schedule.h"
+
+namespace flashviz {
+
+// One head's inputs: row-major N×d float32 each (the HW4 layout).
+struct AttentionInputs {
+  int n = 0;
+  int d = 0;
+  std::vector<float> q, k, v;
+};
+// Values uniform in [−3, 3] (the assignment's range) from a portable generator.
+AttentionInputs MakeRandomInputs(int n, int d, std::uint64_t seed);
+
+// The tiles that can be resident in SRAM (on chip) during a tile iteration.
+enum class SramTile : std::uint8_t {
+  kQ,      // Q_i, B_r × d
+  kK,      // K_j, B_c × d
+  kV,      // V_j, B_c × d
+  kO,      // O_i, B_r × d
+  kL,      // ℓ_i, B_r
+  kM,      // m_i, B_r
+  kS,      // S_ij, B_r × B_c; P̃_ij overwrites it in place
+  kMTile,  // m̃_ij (kv) or rowmax(S_ij) (q), B_r
+  kLTile,  // ℓ̃_ij (kv) or rowsum(P̃_ij) (q), B_r
+  kMNew,   // m_new (kv), B_r
+  kLNew,   // ℓ_new (kv), B_r
+  kAlpha,  // e^(m_old − m_new) (q), B_r
+};
+inline constexpr int kSramTileCount = 12;
+using SramTiles = std::uint16_t;  // bit t set: SramTile t is resident
+constexpr SramTiles Bit(SramTile t) { return static_cast<SramTiles>(1u << static_cast<unsigned>(t)); }
+std::string_view SramTileName(SramTile tile);  // "Q_i", "K_j", ..., "S_ij/P~_ij"
+// Floats a resident tile occupies for a tile iteration with `rows` × `cols` (edge tiles at their real size).
+std::int64_t SramTileFloats(SramTile tile, int rows, int cols, int d);
+
+// What the model holds on chip for one Q tile, in float64. Arrays are empty while not live.
+struct TileNumerics {
+  std::vector<double> s;       // S_ij (rows × cols), −∞ where masked
+  std::vector<double> p;       // P̃_ij (rows × cols)
+  std::vector<double> m_tile;  // m̃_ij (kv), rowmax(S_ij) (q)
+  std::vector<double> l_tile;  // ℓ̃_ij (kv), rowsum(P̃_ij) (q)
+  std::vector<double> m;       // running m_i after the phase
+  std::vector<double> l;       // running ℓ_i after the phase
+  std::vector<double> m_prev;  // m_i when this tile iteration began (the ghost in the view)
+  std::vector<double> l_prev;  // ℓ_i when this tile iteration began
+  std::vector<double> alpha;   // e^(m_prev − m_new): the rescale of the old state (0 when m_prev = −∞)
+  std::vector<double> beta;    // kv: e^(m̃_ij − m_new), the weight of this tile's contribution
+  std::vector<double> o;       // O_i (rows × d): normalized in kv, unnormalized in q until finalize
+  std::vector<double> lse;     // q: L_i = m_i + log ℓ_i, from write_back on
+};
+
+// Everything a view needs about the state after one step.
+struct StepState {
+  StepInfo info;
+  int row_begin = 0, rows = 0;  // tile i (rows = 0 where no Q tile is involved)
+  int col_begin = 0, cols = 0;  // tile j (cols = 0 where no K/V tile is involved)
+  TileNumerics tile;            // for tile i, when inputs were given
+  SramTiles sram_tiles = 0;
+  Ledger ledger;  // cumulative after the step
+  Ledger delta;   // what this step moved
+  // The running m_i and ℓ_i of tile i after each finished tile iteration so far (rows values per entry),
+  // with the K/V tile index of each entry.
+  std::vector<int> history_j;
+  std::vector<std::vector<double>> m_history, l_history;
+};
+
+// Read access to the replay at one step, for callers that walk every step (the trace writer).
+class StepView {
+ public:
+  virtual ~StepView() = default;
+  virtual const StepInfo& info() const = 0;
+  virtual const Ledger& ledger() const = 0;
+  virtual SramTiles sram_tiles() const = 0;
+  // The on-chip numbers of the current Q tile (empty arrays in count-only replays).
+  virtual const TileNumerics& tile() const = 0;
+};
+
+class Stepper {
+ public:
+  // `inputs` may be null: the stepper then counts (ledger, schedule) and does no arithmetic.
+  // It must outlive the stepper and match the problem's N and d.
+  Stepper(const AttentionProblem& problem, const AttentionInputs* inputs);
+
+  const AttentionProblem& problem() const { return schedule_.problem(); }
+  const Schedule& schedule() const { return schedule_; }
+  std::int64_t step_count() const { return schedule_.step_count(); }
+  StepInfo Info(std::int64_t step) const { return schedule_.Info(step); }
+  bool has_inputs() const { return inputs_ != nullptr; }
+
+  // The full state after `step`, with arithmetic for tile i only: O(step) bookkeeping + O(j·B_r·B_c·d).
+  StepState StateAt(std::int64_t step) const;
+  // The ledger after `step` (count-only replay).
+  Ledger LedgerAt(std::int64_t step) const;
+  Ledger FinalLedger() const { return LedgerAt(step_count() - 1); }
+
+  // O as it stands in HBM after `step` (N × d): kv keeps every O_i normalized over the K/V tiles seen so
+  // far; q has the finished O_i written and zeros elsewhere. Arithmetic for every tile: O(N²d).
+  std::vector<double> HbmOutputAt(std::int64_t step) const;
+
+  // Walks every step with arithmetic for every tile (when inputs were given), calling `visit` after each;
+  // `visit` returns false to stop. Returns the final O (N × d) when inputs were given and the walk finished.
+  std::vector<double> Replay(const std::function<bool(const StepView&)>& visit) const;
+
+ private:
+  Schedule schedule_;
+  const AttentionInputs* inputs_;
+};
+
+}  // namespace flashviz
