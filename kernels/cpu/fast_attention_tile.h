@@ -6,7 +6,7 @@
 
 namespace flashviz::fast_attention {
 
-inline constexpr int kRows = 64;  // rows of a Q tile (B_r)
+inline constexpr int kRows = 128;  // rows of a Q tile (B_r): K_j is transposed once per 128 rows
 inline constexpr int kCols = 64;  // keys of a K/V tile (B_c)
 inline int PaddedDim(int d) { return (d + 7) / 8 * 8; }
 
