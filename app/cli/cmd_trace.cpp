@@ -8,6 +8,10 @@
 #include "app/io/atomic_file.h"
 #include "app/io/hw4_file.h"
 #include "app/io/trace_writer.h"
+#include "kernels/common/format.h"
+#ifdef FLASHVIZ_HAVE_CUDA
+#include "kernels/cuda/probe/cross_check.h"
+#endif
 
 namespace flashviz {
 namespace {
@@ -17,11 +21,58 @@ struct TraceCommandOptions {
   std::string out;
   std::string o_out;
   bool summary = false;
+  bool gpu = false;
+  int probe_tile = 0, probe_row = 0;
 };
+
+// What --gpu adds to the trace: the device in the config line, the GPU's m_i and ℓ_i next to the model's at
+// the end of every tile iteration, and the comparison on the done line.
+struct GpuTraceFields {
+  std::string config;
+  TraceExtraFields per_step;
+  std::string verdict;  // one line for stderr
+  bool agrees = true;
+};
+
+GpuTraceFields RunOnGpu(const Stepper& stepper, const TraceCommandOptions& o) {
+#ifndef FLASHVIZ_HAVE_CUDA
+  (void)stepper;
+  (void)o;
+  throw InputError("--gpu: this flashviz was built without CUDA");
+#else
+  const AttentionProblem& p = stepper.problem();
+  auto result = std::make_shared<cuda::TileProbeResult>(
+      cuda::RunTileProbe(p, *stepper.inputs(), o.probe_tile, o.probe_row));
+  auto check = std::make_shared<cuda::CrossCheck>(cuda::CompareWithModel(stepper, *result));
+  GpuTraceFields fields;
+  fields.config = Sprintf(",\"gpu\":{\"device\":\"%s\",\"kernel\":\"%s\",\"kernel_ms\":%s}",
+                          cuda::CudaDeviceDescription().c_str(), result->kernel.c_str(),
+                          ShortestDecimal(result->kernel_ms).c_str());
+  const Phase iteration_end = TileIterationPhases(p.order).back();
+  fields.per_step = [result, check, iteration_end, p](const StepView& view) {
+    const StepInfo& info = view.info();
+    if (info.phase == Phase::kDone)
+      return Sprintf(",\"gpu_max_m_error\":%s,\"gpu_max_l_rel_error\":%s,\"gpu_max_o_error\":%s,\"gpu_agrees\":%s",
+                     ShortestDecimal(check->max_m_error).c_str(), ShortestDecimal(check->max_l_rel_error).c_str(),
+                     ShortestDecimal(check->max_o_error).c_str(), check->agrees ? "true" : "false");
+    if (info.phase != iteration_end) return std::string();
+    std::vector<double> m, l;
+    for (int r = 0; r < p.RowsInTile(info.i); ++r) {
+      m.push_back(result->m(info.i, info.j, r));
+      l.push_back(result->l(info.i, info.j, r));
+    }
+    return ",\"gpu_m\":" + JsonNumberArray(m) + ",\"gpu_l\":" + JsonNumberArray(l);
+  };
+  fields.verdict = check->summary;
+  fields.agrees = check->agrees;
+  return fields;
+#endif
+}
 
 int RunTrace(const TraceCommandOptions& o) {
   if (o.out.empty() && o.o_out.empty() && !o.summary)
     throw InputError("trace needs --out FILE.jsonl, --o-out FILE or --summary");
+  if (o.gpu && o.out.empty()) throw InputError("--gpu writes the GPU's values into the trace: give --out FILE.jsonl");
   const bool needs_numbers = !o.out.empty() || !o.o_out.empty();
   const LoadedProblem loaded = LoadProblem(o.problem, needs_numbers);
   const Stepper stepper(loaded.problem, loaded.inputs.get());
@@ -30,10 +81,12 @@ int RunTrace(const TraceCommandOptions& o) {
   if (!o.out.empty()) trace_file = std::make_unique<AtomicFileWriter>(o.out);
   if (!o.o_out.empty()) o_file = std::make_unique<AtomicFileWriter>(o.o_out);
 
+  GpuTraceFields gpu;
+  if (o.gpu) gpu = RunOnGpu(stepper, o);
   std::vector<double> output;
   if (trace_file) {
     TraceOptions options{o.problem.seed, o.problem.input, o.problem.batch};
-    output = WriteTrace(stepper, options, trace_file->stream());
+    output = WriteTrace(stepper, options, trace_file->stream(), gpu.config, gpu.per_step);
   } else if (o_file) {
     output = stepper.Replay([](const StepView&) { return true; });
   }
@@ -49,6 +102,11 @@ int RunTrace(const TraceCommandOptions& o) {
     std::fputs(TraceSummary(loaded.problem, flash, StandardAttentionLedger(loaded.problem.n, loaded.problem.d)).c_str(),
                stdout);
   }
+  if (o.gpu) {
+    // A disagreement is loud: on stderr and in the exit status (the trace is still written, it is the evidence).
+    std::fprintf(stderr, "%s%s\n", gpu.agrees ? "" : "flashviz: ", gpu.verdict.c_str());
+    if (!gpu.agrees) return 2;
+  }
   return 0;
 }
 
@@ -61,6 +119,11 @@ void AddTraceCommand(CLI::App& app, CommandList& commands) {
   cmd->add_option("--out", options->out, "the trace, one JSON object per step (first line: the config)");
   cmd->add_option("--o-out", options->o_out, "the final O as raw float32 (N·d values)");
   cmd->add_flag("--summary", options->summary, "print the HBM/SRAM totals (flash and standard attention)");
+  cmd->add_flag("--gpu", options->gpu,
+                "also run the instrumented CUDA kernel (flash1 for kv, flash2_row for q) on the same tiles and write "
+                "its m_i, l_i beside the model's (exit status 2 when they disagree beyond fp32 rounding)");
+  cmd->add_option("--probe-tile", options->probe_tile, "with --gpu: the Q tile whose O_i row is recorded (default 0)");
+  cmd->add_option("--probe-row", options->probe_row, "with --gpu: the row within that tile (default 0)");
   commands.push_back({cmd, [options] { return RunTrace(*options); }});
 }
 

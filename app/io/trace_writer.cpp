@@ -24,7 +24,13 @@ void AppendIndex(std::string& line, const char* key, int value) {
 
 }  // namespace
 
-std::string TraceConfigLine(const AttentionProblem& p, const TraceOptions& options) {
+std::string JsonNumberArray(const std::vector<double>& values) {
+  std::string text;
+  AppendNumberArray(text, values);
+  return text;
+}
+
+std::string TraceConfigLine(const AttentionProblem& p, const TraceOptions& options, const std::string& extra_config) {
   std::string line = Sprintf(
       "{\"config\":{\"n\":%d,\"d\":%d,\"br\":%d,\"bc\":%d,\"tr\":%d,\"tc\":%d,\"order\":\"%s\",\"scale\":%s,"
       "\"causal\":%s,\"sram_bytes\":%lld,\"seed\":%llu",
@@ -40,11 +46,12 @@ std::string TraceConfigLine(const AttentionProblem& p, const TraceOptions& optio
     }
     line += Sprintf(",\"input\":\"%s\",\"batch\":%d", escaped.c_str(), options.batch);
   }
+  line += extra_config;
   line += "}}\n";
   return line;
 }
 
-std::string TraceStepLine(const StepView& view, const Ledger* standard) {
+std::string TraceStepLine(const StepView& view, const Ledger* standard, const std::string& extra) {
   const StepInfo& info = view.info();
   std::string line = Sprintf("{\"step\":%lld,\"phase\":\"%s\"", static_cast<long long>(info.step),
                              std::string(PhaseName(info.phase)).c_str());
@@ -77,17 +84,19 @@ std::string TraceStepLine(const StepView& view, const Ledger* standard) {
   if (standard)
     line += Sprintf(",\"standard_hbm_read_bytes\":%lld,\"standard_hbm_write_bytes\":%lld",
                     static_cast<long long>(standard->HbmReadBytes()), static_cast<long long>(standard->HbmWriteBytes()));
+  line += extra;
   line += "}\n";
   return line;
 }
 
-std::vector<double> WriteTrace(const Stepper& stepper, const TraceOptions& options, std::FILE* out) {
+std::vector<double> WriteTrace(const Stepper& stepper, const TraceOptions& options, std::FILE* out,
+                               const std::string& extra_config, const TraceExtraFields& extra) {
   const AttentionProblem& p = stepper.problem();
-  std::fputs(TraceConfigLine(p, options).c_str(), out);
+  std::fputs(TraceConfigLine(p, options, extra_config).c_str(), out);
   const Ledger standard = StandardAttentionLedger(p.n, p.d);
   return stepper.Replay([&](const StepView& view) {
     const bool done = view.info().phase == Phase::kDone;
-    std::fputs(TraceStepLine(view, done ? &standard : nullptr).c_str(), out);
+    std::fputs(TraceStepLine(view, done ? &standard : nullptr, extra ? extra(view) : std::string()).c_str(), out);
     return true;
   });
 }

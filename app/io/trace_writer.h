@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -16,13 +17,22 @@ struct TraceOptions {
   int batch = 0;
 };
 
-// The first line: {"config": {...}} with the resolved problem.
-std::string TraceConfigLine(const AttentionProblem& problem, const TraceOptions& options);
-// One step's line (no trailing newline handling: ends with '\n').
-std::string TraceStepLine(const StepView& view, const Ledger* standard_attention);
+// `[1.5,null,...]`: the shortest round-trip decimals, non-finite values (−∞, NaN) written as null.
+std::string JsonNumberArray(const std::vector<double>& values);
 
-// Writes the whole trace to `out` and returns the final O (N × d, float64).
-std::vector<double> WriteTrace(const Stepper& stepper, const TraceOptions& options, std::FILE* out);
+// The first line: {"config": {...}} with the resolved problem.
+std::string TraceConfigLine(const AttentionProblem& problem, const TraceOptions& options,
+                            const std::string& extra_config = {});
+// Extra fields for one step's line, each written as `,"key":value` (e.g. the GPU's values beside the model's).
+using TraceExtraFields = std::function<std::string(const StepView& view)>;
+
+// One step's line, ending with '\n'.
+std::string TraceStepLine(const StepView& view, const Ledger* standard_attention, const std::string& extra = {});
+
+// Writes the whole trace to `out` and returns the final O (N × d, float64). `extra_config` is appended to
+// the config object (`,"key":value...`), `extra` is asked for every step.
+std::vector<double> WriteTrace(const Stepper& stepper, const TraceOptions& options, std::FILE* out,
+                               const std::string& extra_config = {}, const TraceExtraFields& extra = {});
 
 // The totals alone, as printed by --summary.
 std::string TraceSummary(const AttentionProblem& problem, const Ledger& flash, const Ledger& standard);

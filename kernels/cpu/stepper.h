@@ -99,6 +99,7 @@ class Stepper {
   std::int64_t step_count() const { return schedule_.step_count(); }
   StepInfo Info(std::int64_t step) const { return schedule_.Info(step); }
   bool has_inputs() const { return inputs_ != nullptr; }
+  const AttentionInputs* inputs() const { return inputs_; }
 
   // The full state after `step`, with arithmetic for tile i only: O(step) bookkeeping + O(j·B_r·B_c·d).
   StepState StateAt(std::int64_t step) const;
