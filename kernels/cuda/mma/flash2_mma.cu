@@ -1,0 +1,79 @@
+// flash2_mma: FlashAttention-2's forward pass with mma.sync tensor-core instructions (fp16/bf16 in, fp32 accumulate).
+//
+// What it changes versus the previous variant, flash2_wmma (WMMA fragments, S and P round-tripping through
+// shared memory):
+//   1. mma.sync.m16n8k16 with the fragment layouts spelled out, so the fp32 accumulators of S_ij = Q_i K_jᵀ are
+//      reused, repacked to 16 bits, as the A operand of P̃_ij V_j: P̃_ij never leaves the registers
+//      (switch off: kFlash2MmaPThroughSmem).
+//   2. ldmatrix.x4 loads the operand fragments (.trans for V_j, which is stored key-major).
+//   3. Shared-memory tiles XOR-swizzled (16-byte chunk c of row r at c ^ (r mod 8)): ldmatrix reads without bank
+//      conflicts (switch off: kFlash2MmaNoSwizzle).
+//   4. cp.async with two K/V buffers: K_{j+1}, V_{j+1} are copied while tile j is computed, one barrier per tile
+//      (switch off: kFlash2MmaNoPipeline).
+//   5. exp2 with log2(e) folded into the scale: each P̃ element is one FFMA and one MUFU.EX2.
+//   6. B_r = 128 rows of Q_i per block, 8 warps owning 16 rows each; B_c = 64. The row max and row sum live in
+//      registers, reduced across the 4 lanes of a quad with two shuffles; ℓ_i's quad reduction happens once,
+//      at the end.
+//   7. Causal: key tiles past the diagonal are never loaded; only tiles that cross a warp's diagonal (or N) pay
+//      for the mask; warps whose rows all precede a tile skip it.
+// It mirrors FlashAttention-2 (Dao, 2023), Algorithm 1 with the Q-outer loop and the non-matmul FLOP cuts.
+//
+// Measured: see kernels/README.md, "## flash2_mma and flash3_wgmma" (GPU, date, command, table).
+#include "kernels/cuda/mma/flash2_mma.h"
+
+#include <cmath>
+#include <cstdint>
+
+#include "kernels/common/format.h"
+
+namespace flashviz::cuda {
+namespace mma_detail {
+cudaError_t LaunchFlash2MmaD64(const AttentionArgs& args, float scale_log2);
+cudaError_t LaunchFlash2MmaD128(const AttentionArgs& args, float scale_log2);
+}  // namespace mma_detail
+
+std::string Flash2MmaOptionsName(unsigned options) {
+  if (options == 0) return "default";
+  std::string name;
+  const auto add = [&](const std::string& part) {
+    if (!name.empty()) name += '+';
+    name += part;
+  };
+  if (options & kFlash2MmaNoSwizzle) add("no-swizzle");
+  if (options & kFlash2MmaNoPipeline) add("no-pipeline");
+  if (options & kFlash2MmaPThroughSmem) add("p-smem");
+  if (options & kFlash2MmaQFromSmem) add("q-smem");
+  if (options & ~kFlash2MmaAllOptions) add(Sprintf("unknown-0x%x", options & ~kFlash2MmaAllOptions));
+  return name;
+}
+
+Flash2MmaTiles Flash2MmaTileShape(int /*d*/) { return Flash2MmaTiles{128, 64, 8}; }
+
+std::optional<std::string> Flash2MmaNotApplicable(const AttentionShape& shape, DType dtype) {
+  if (dtype == DType::kFp32) return "fp32: flash2_mma takes fp16 or bf16 inputs (mma.sync m16n8k16)";
+  if (shape.d != 64 && shape.d != 128) return Sprintf("d = %d: only d = 64 and 128", shape.d);
+  if (shape.n < 1) return Sprintf("N = %d: N must be at least 1", shape.n);
+  if (shape.batch < 1 || shape.heads < 1) return Sprintf("batch %d, heads %d: both must be at least 1", shape.batch, shape.heads);
+  if (static_cast<long long>(shape.batch) * shape.heads > 65535)
+    return Sprintf("B·H = %lld: at most 65535 (one grid row per head)", static_cast<long long>(shape.batch) * shape.heads);
+  if (static_cast<long long>(shape.batch) * shape.heads * shape.n * shape.d > (1ll << 40))
+    return "B·H·N·d over 2^40 elements";
+  // The running max is taken on raw scores and scaled afterwards, which orders them correctly only for scale > 0.
+  if (!(shape.scale > 0.0f) || !std::isfinite(shape.scale))
+    return Sprintf("scale = %g: flash2_mma needs a positive finite scale", static_cast<double>(shape.scale));
+  return std::nullopt;
+}
+
+std::size_t Flash2MmaWorkspaceBytes(const AttentionShape& /*shape*/, DType /*dtype*/) { return 0; }
+
+cudaError_t LaunchFlash2Mma(const AttentionArgs& args) {
+  if (Flash2MmaNotApplicable(args.shape, args.dtype)) return cudaErrorInvalidValue;
+  if (args.options & ~kFlash2MmaAllOptions) return cudaErrorInvalidValue;
+  for (const void* pointer : {args.q, args.k, args.v, static_cast<const void*>(args.o)})
+    if (pointer == nullptr || reinterpret_cast<std::uintptr_t>(pointer) % 16 != 0) return cudaErrorInvalidValue;
+  const float scale_log2 = args.shape.scale * 1.4426950408889634f;
+  return args.shape.d == 64 ? mma_detail::LaunchFlash2MmaD64(args, scale_log2)
+                            : mma_detail::LaunchFlash2MmaD128(args, scale_log2);
+}
+
+}  // namespace flashviz::cuda

@@ -1,0 +1,49 @@
+// flash2_mma: FlashAttention-2's forward pass on the tensor cores through mma.sync (m16n8k16), fp16 and bf16
+// inputs, fp32 accumulation. kernels/cuda/mma/flash2_mma.cu says what it changes versus flash2_wmma and what
+// it measured; this header is what the registry, `flashviz bench`, the tests and the timing driver call.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kernels/cuda/attention_launch.h"
+
+namespace flashviz::cuda {
+
+// AttentionArgs::options bits: each turns ONE optimization off, so its gain can be measured (0 = everything on).
+enum Flash2MmaOption : unsigned {
+  // Shared-memory tiles stored row after row instead of with the XOR swizzle (16-byte chunk c of row r at
+  // c ^ (r mod 8)): every ldmatrix phase then reads 8 rows of the same bank group, an 8-way bank conflict.
+  kFlash2MmaNoSwizzle = 1u << 0,
+  // One K/V buffer instead of two: the cp.async copy of K_{j+1}, V_{j+1} no longer overlaps the work on
+  // K_j, V_j; the block loads, waits, computes, waits for every warp, loads again.
+  kFlash2MmaNoPipeline = 1u << 1,
+  // P̃_ij goes through shared memory (stored from the S accumulators, read back with ldmatrix) instead of
+  // being reused in registers as the A operand of P̃_ij·V_j.
+  kFlash2MmaPThroughSmem = 1u << 2,
+  // Q_i's A fragments re-read from shared memory (ldmatrix) for every K_j instead of held in registers for the
+  // whole loop: more shared-memory reads, fewer registers (d = 128 then fits two blocks on a multiprocessor).
+  kFlash2MmaQFromSmem = 1u << 3,
+};
+inline constexpr unsigned kFlash2MmaAllOptions =
+    kFlash2MmaNoSwizzle | kFlash2MmaNoPipeline | kFlash2MmaPThroughSmem | kFlash2MmaQFromSmem;
+
+// A short name for an options word ("default", "no-swizzle+p-smem", ...), for tables and test names.
+std::string Flash2MmaOptionsName(unsigned options);
+
+// The tile shape the kernel uses for head dimension d (B_r = 128 rows of Q, 16 per warp; B_c keys per tile).
+struct Flash2MmaTiles {
+  int block_rows;  // B_r
+  int block_cols;  // B_c
+  int warps;
+};
+Flash2MmaTiles Flash2MmaTileShape(int d);
+
+// The three functions of attention_launch.h. Launch returns cudaErrorInvalidValue for bad options bits,
+// a shape NotApplicable rejects, or device pointers not 16-byte aligned (the cp.async copies are 16 bytes).
+cudaError_t LaunchFlash2Mma(const AttentionArgs& args);
+std::optional<std::string> Flash2MmaNotApplicable(const AttentionShape& shape, DType dtype);
+std::size_t Flash2MmaWorkspaceBytes(const AttentionShape& shape, DType dtype);
+
+}  // namespace flashviz::cuda

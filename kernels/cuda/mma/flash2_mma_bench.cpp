@@ -1,0 +1,270 @@
+// flash2_mma_bench: the standalone driver for iterating on kernels/cuda/mma (issue 8). It validates, then times.
+//
+//   flash2_mma_bench time [--n 1024,2048,...] [--d 64,128] [--dtype fp16,bf16] [--causal 0,1] [--options 0,8,...]
+//                         [--reps 20] [--csv FILE]
+//   flash2_mma_bench sanitize [OPTIONS-LIST]   one small checked launch per options word (default: all 16), dtype,
+//                                              d and causal flag: what compute-sanitizer runs over
+//
+// Timing (DESIGN.md principle 5): B·H fills the chip as in /work/shared/PEERS.md (1024 at N ≤ 2048, 256 at 4096,
+// 64 at 8192, 16 at 16384; H = 16), fresh N(0, 1) inputs per shape, two input sets used in turn (each set is
+// larger than the 60 MB L2 at every size here), 3 warm-up launches, then the median of `reps` launches each timed
+// by its own pair of CUDA events. A shape is timed only after its output matched the float64 reference on
+// sampled rows (the first and last 64 rows of the first and last head, and 64 rows in the middle) and every
+// output element was written (the output is poisoned with NaN first). TFLOP/s counts 4·B·H·N²·d for the
+// full problem and half of that for causal (the convention of the FlashAttention papers).
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels/common/format.h"
+#include "kernels/cuda/mma/flash2_mma.h"
+#include "kernels/cuda/mma/mma_check.h"
+
+namespace {
+
+using flashviz::Sprintf;
+using namespace flashviz::cuda;
+
+std::vector<int> ParseList(const std::string& text) {
+  std::vector<int> values;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t comma = text.find(',', start);
+    const std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (!item.empty()) values.push_back(static_cast<int>(std::strtol(item.c_str(), nullptr, 0)));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return values;
+}
+
+int BatchHeadsFor(int n) { return n <= 2048 ? 1024 : n <= 4096 ? 256 : n <= 8192 ? 64 : 16; }
+
+#define CHECK_CUDA(call)                                                                              \
+  do {                                                                                                \
+    const cudaError_t status_ = (call);                                                               \
+    if (status_ != cudaSuccess) {                                                                     \
+      std::fprintf(stderr, "flash2_mma_bench: %s failed: %s\n", #call, cudaGetErrorString(status_)); \
+      std::exit(1);                                                                                   \
+    }                                                                                                 \
+  } while (0)
+
+struct Buffers {
+  void* q[2] = {nullptr, nullptr};
+  void* k[2] = {nullptr, nullptr};
+  void* v[2] = {nullptr, nullptr};
+  void* o = nullptr;
+};
+
+// Validates args (which point at one input set) on sampled rows; prints and returns false on a mismatch.
+bool Validate(const AttentionArgs& args, const std::string& label) {
+  const int n = args.shape.n, heads = args.shape.batch * args.shape.heads;
+  CHECK_CUDA(mma_check::Poison(args.o, static_cast<std::size_t>(heads) * n * args.shape.d, args.dtype, args.stream));
+  CHECK_CUDA(LaunchFlash2Mma(args));
+  std::uint64_t non_finite = 0;
+  CHECK_CUDA(mma_check::CountNonFinite(args.o, static_cast<std::size_t>(heads) * n * args.shape.d, args.dtype,
+                                       args.stream, &non_finite));
+  if (non_finite) {
+    std::printf("FAIL %s: %llu output elements NaN/inf (unwritten or overflowed)\n", label.c_str(),
+                static_cast<unsigned long long>(non_finite));
+    return false;
+  }
+  const int rows = std::min(64, n);
+  const int samples[][2] = {{0, 0}, {heads - 1, n - rows}, {heads / 2, (n - rows) / 2}, {heads - 1, 0}};
+  double worst = 0;
+  for (const auto& sample : samples) {
+    const mma_check::RowComparison c = mma_check::CompareRows(args, sample[0], sample[1], sample[1] + rows);
+    if (!c.error.empty()) {
+      std::printf("FAIL %s: %s\n", label.c_str(), c.error.c_str());
+      return false;
+    }
+    worst = std::max(worst, c.relative_error);
+    if (c.non_finite || c.relative_error > mma_check::Tolerance(args.dtype)) {
+      std::printf("FAIL %s: head %d rows %d..%d relative error %.3g (tolerance %.1g), %zu non-finite\n",
+                  label.c_str(), sample[0], sample[1], sample[1] + rows - 1, c.relative_error,
+                  mma_check::Tolerance(args.dtype), c.non_finite);
+      return false;
+    }
+  }
+  std::printf("ok   %s: relative error %.2e\n", label.c_str(), worst);
+  return true;
+}
+
+int Time(int argc, char** argv) {
+  std::vector<int> ns = {1024, 2048, 4096, 8192, 16384}, ds = {64, 128}, causals = {0, 1}, options = {0};
+  std::vector<DType> dtypes = {DType::kFp16, DType::kBf16};
+  int reps = 20;
+  std::string csv_path;
+  for (int i = 2; i < argc; ++i) {
+    const std::string flag = argv[i];
+    if (i + 1 >= argc) {
+      std::fprintf(stderr, "flash2_mma_bench: %s needs a value\n", flag.c_str());
+      return 2;
+    }
+    const std::string value = argv[++i];
+    if (flag == "--n") ns = ParseList(value);
+    else if (flag == "--d") ds = ParseList(value);
+    else if (flag == "--causal") causals = ParseList(value);
+    else if (flag == "--options") options = ParseList(value);
+    else if (flag == "--reps") reps = std::max(1, std::atoi(value.c_str()));
+    else if (flag == "--csv") csv_path = value;
+    else if (flag == "--dtype") {
+      dtypes.clear();
+      if (value.find("fp16") != std::string::npos) dtypes.push_back(DType::kFp16);
+      if (value.find("bf16") != std::string::npos) dtypes.push_back(DType::kBf16);
+    } else {
+      std::fprintf(stderr, "flash2_mma_bench: unknown option %s\n", flag.c_str());
+      return 2;
+    }
+  }
+  std::size_t max_elements = 0;
+  for (int n : ns)
+    for (int d : ds) max_elements = std::max(max_elements, static_cast<std::size_t>(BatchHeadsFor(n)) * n * d);
+  Buffers buffers;
+  for (int set = 0; set < 2; ++set) {
+    CHECK_CUDA(cudaMalloc(&buffers.q[set], max_elements * 2));
+    CHECK_CUDA(cudaMalloc(&buffers.k[set], max_elements * 2));
+    CHECK_CUDA(cudaMalloc(&buffers.v[set], max_elements * 2));
+  }
+  CHECK_CUDA(cudaMalloc(&buffers.o, max_elements * 2));
+  cudaDeviceProp properties{};
+  CHECK_CUDA(cudaGetDeviceProperties(&properties, 0));
+  std::printf("device: %s, %d SMs, L2 %d MB\n", properties.name, properties.multiProcessorCount,
+              properties.l2CacheSize >> 20);
+
+  FILE* csv = csv_path.empty() ? nullptr : std::fopen(csv_path.c_str(), "w");
+  if (!csv_path.empty() && !csv) {
+    std::fprintf(stderr, "flash2_mma_bench: cannot write %s\n", csv_path.c_str());
+    return 2;
+  }
+  if (csv) std::fprintf(csv, "kernel,options,dtype,d,n,batch_heads,causal,median_ms,min_ms,tflops,rel_error_ok\n");
+  cudaEvent_t start[64], stop[64];
+  reps = std::min(reps, 64);
+  for (int r = 0; r < reps; ++r) {
+    CHECK_CUDA(cudaEventCreate(&start[r]));
+    CHECK_CUDA(cudaEventCreate(&stop[r]));
+  }
+  std::random_device entropy;
+  int failures = 0;
+  for (DType dtype : dtypes)
+    for (int d : ds)
+      for (int causal : causals)
+        for (int n : ns) {
+          const int batch_heads = BatchHeadsFor(n);
+          const std::size_t elements = static_cast<std::size_t>(batch_heads) * n * d;
+          const std::uint64_t seed = (static_cast<std::uint64_t>(entropy()) << 32) ^ entropy();
+          for (int set = 0; set < 2; ++set) {
+            CHECK_CUDA(mma_check::FillNormal(buffers.q[set], elements, dtype, seed + 6 * set + 1, nullptr));
+            CHECK_CUDA(mma_check::FillNormal(buffers.k[set], elements, dtype, seed + 6 * set + 2, nullptr));
+            CHECK_CUDA(mma_check::FillNormal(buffers.v[set], elements, dtype, seed + 6 * set + 3, nullptr));
+          }
+          for (int option : options) {
+            AttentionArgs args;
+            args.shape = AttentionShape{batch_heads / 16, 16, n, d, 1.0f / std::sqrt(static_cast<float>(d)),
+                                        causal != 0};
+            args.dtype = dtype;
+            args.options = static_cast<unsigned>(option);
+            args.o = buffers.o;
+            const auto use_set = [&](int set) {
+              args.q = buffers.q[set];
+              args.k = buffers.k[set];
+              args.v = buffers.v[set];
+            };
+            const std::string label =
+                Sprintf("flash2_mma[%s] %s d=%d N=%d B*H=%d %s", Flash2MmaOptionsName(args.options).c_str(),
+                        mma_check::DTypeName(dtype), d, n, batch_heads, causal ? "causal" : "full");
+            use_set(0);
+            const bool valid = Validate(args, label);
+            if (!valid) {
+              ++failures;
+              continue;
+            }
+            for (int w = 0; w < 3; ++w) {
+              use_set(w & 1);
+              CHECK_CUDA(LaunchFlash2Mma(args));
+            }
+            for (int r = 0; r < reps; ++r) {
+              use_set(r & 1);
+              CHECK_CUDA(cudaEventRecord(start[r]));
+              CHECK_CUDA(LaunchFlash2Mma(args));
+              CHECK_CUDA(cudaEventRecord(stop[r]));
+            }
+            CHECK_CUDA(cudaDeviceSynchronize());
+            std::vector<float> times(reps);
+            for (int r = 0; r < reps; ++r) CHECK_CUDA(cudaEventElapsedTime(&times[r], start[r], stop[r]));
+            std::sort(times.begin(), times.end());
+            const double median_ms = reps % 2 ? times[reps / 2] : 0.5 * (times[reps / 2 - 1] + times[reps / 2]);
+            const double flops = 4.0 * batch_heads * static_cast<double>(n) * n * d * (causal ? 0.5 : 1.0);
+            const double tflops = flops / (median_ms * 1e-3) / 1e12;
+            std::printf("time %s: median %.3f ms (min %.3f), %.1f TFLOP/s\n", label.c_str(), median_ms, times[0],
+                        tflops);
+            if (csv)
+              std::fprintf(csv, "flash2_mma,%s,%s,%d,%d,%d,%d,%.5f,%.5f,%.2f,1\n",
+                           Flash2MmaOptionsName(args.options).c_str(), mma_check::DTypeName(dtype), d, n,
+                           batch_heads, causal, median_ms, times[0], tflops);
+          }
+        }
+  if (csv) std::fclose(csv);
+  return failures ? 1 : 0;
+}
+
+// One small launch per options combination, dtype, d and causal flag: what compute-sanitizer's memcheck and
+// racecheck run over (N = 200: an edge K/V tile and an edge Q tile; B·H = 2).
+int Sanitize(const std::vector<int>& option_list) {
+  const int n = 200, batch_heads = 2;
+  int failures = 0;
+  for (int d : {64, 128}) {
+    const std::size_t elements = static_cast<std::size_t>(batch_heads) * n * d;
+    void *q, *k, *v, *o;
+    CHECK_CUDA(cudaMalloc(&q, elements * 2));
+    CHECK_CUDA(cudaMalloc(&k, elements * 2));
+    CHECK_CUDA(cudaMalloc(&v, elements * 2));
+    CHECK_CUDA(cudaMalloc(&o, elements * 2));
+    for (DType dtype : {DType::kFp16, DType::kBf16}) {
+      CHECK_CUDA(mma_check::FillNormal(q, elements, dtype, 11, nullptr));
+      CHECK_CUDA(mma_check::FillNormal(k, elements, dtype, 12, nullptr));
+      CHECK_CUDA(mma_check::FillNormal(v, elements, dtype, 13, nullptr));
+      for (int causal = 0; causal < 2; ++causal)
+        for (int option : option_list) {
+          const unsigned options = static_cast<unsigned>(option);
+          AttentionArgs args;
+          args.shape = AttentionShape{1, batch_heads, n, d, 1.0f / std::sqrt(static_cast<float>(d)), causal != 0};
+          args.dtype = dtype;
+          args.q = q;
+          args.k = k;
+          args.v = v;
+          args.o = o;
+          args.options = options;
+          const std::string label = Sprintf("sanitize[%s] %s d=%d causal=%d", Flash2MmaOptionsName(options).c_str(),
+                                            mma_check::DTypeName(dtype), d, causal);
+          if (!Validate(args, label)) ++failures;
+        }
+    }
+    for (void* pointer : {q, k, v, o}) CHECK_CUDA(cudaFree(pointer));
+  }
+  std::printf("sanitize: %d failure(s)\n", failures);
+  return failures ? 1 : 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string mode = argc > 1 ? argv[1] : "";
+  if (mode == "time") return Time(argc, argv);
+  if (mode == "sanitize") {
+    std::vector<int> options;
+    if (argc > 2) options = ParseList(argv[2]);
+    else
+      for (unsigned o = 0; o <= kFlash2MmaAllOptions; ++o) options.push_back(static_cast<int>(o));
+    return Sanitize(options);
+  }
+  std::fprintf(stderr, "usage: flash2_mma_bench time [--n LIST --d LIST --dtype LIST --causal LIST --options LIST "
+                       "--reps R --csv FILE] | sanitize [OPTIONS-LIST]\n");
+  return 2;
+}

@@ -1,0 +1,490 @@
+// The flash2_mma kernel template (included by the instantiation files flash2_mma_d64.cu / flash2_mma_d128.cu).
+// flash2_mma.cu holds the story (what changes versus flash2_wmma, the measured numbers) and the dispatch.
+//
+// [SECTION] index
+//   1. PTX wrappers: cp.async, ldmatrix, mma.sync, ex2
+//   2. Traits: tile sizes, shared-memory layout, the XOR swizzle
+//   3. The kernel: per Q tile i, loop over K_j/V_j; S_ij, online softmax and O_i in registers
+//   4. Host launch template
+//
+// Fragment layouts used below (PTX ISA, "Matrix fragments for mma.m16n8k16"), lane = 0..31, g = lane / 4,
+// c = lane % 4:
+//   A (16×16, row-major), 4 registers of 2 elements: a0 = (row g, cols 2c, 2c+1), a1 = (row g+8, same cols),
+//     a2 = (row g, cols 2c+8, 2c+9), a3 = (row g+8, cols 2c+8, 2c+9).
+//   B (16×8, "col"), 2 registers: b0 = (rows 2c, 2c+1, col g), b1 = (rows 2c+8, 2c+9, col g).
+//   C/D (16×8, fp32), 4 registers: c0, c1 = (row g, cols 2c, 2c+1), c2, c3 = (row g+8, cols 2c, 2c+1).
+// Two C tiles side by side (cols 0-7 and 8-15) therefore hold exactly an A fragment's elements: that is how
+// P̃_ij stays in registers between S_ij = Q_i K_jᵀ and O_i += P̃_ij V_j.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <cmath>
+#include <cstdint>
+#include <type_traits>
+
+#include "kernels/cuda/mma/flash2_mma.h"
+
+namespace flashviz::cuda::mma_detail {
+
+// ---------------------------------------------------------------------------------------------------------
+// [SECTION] 1. PTX wrappers
+// ---------------------------------------------------------------------------------------------------------
+
+__device__ __forceinline__ std::uint32_t SharedAddress(const void* pointer) {
+  return static_cast<std::uint32_t>(__cvta_generic_to_shared(pointer));
+}
+
+// 16-byte global → shared copy that bypasses L1 (.cg); src_bytes = 0 writes 16 zero bytes (rows past N).
+__device__ __forceinline__ void CopyAsync16(std::uint32_t shared_dst, const void* global_src, int src_bytes) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(shared_dst), "l"(global_src),
+               "r"(src_bytes));
+}
+__device__ __forceinline__ void CopyAsyncCommit() { asm volatile("cp.async.commit_group;\n" ::); }
+__device__ __forceinline__ void CopyAsyncWaitAll() { asm volatile("cp.async.wait_group 0;\n" ::: "memory"); }
+
+// Four 8×8 matrices of 16-bit elements; lanes 8m..8m+7 give the row addresses of matrix m.
+__device__ __forceinline__ void LoadMatrixX4(std::uint32_t (&r)[4], std::uint32_t address) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(address));
+}
+// The same, each 8×8 matrix transposed on the way (V_j is stored key-major; the B operand wants it d-major).
+__device__ __forceinline__ void LoadMatrixX4Trans(std::uint32_t (&r)[4], std::uint32_t address) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(address));
+}
+
+// D = A·B + D, 16×8×16, fp32 accumulators.
+template <typename T>
+__device__ __forceinline__ void MmaM16N8K16(float (&d)[4], const std::uint32_t (&a)[4], std::uint32_t b0,
+                                            std::uint32_t b1) {
+  if constexpr (std::is_same_v<T, __half>) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+        "{%0, %1, %2, %3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  } else {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+        "{%0, %1, %2, %3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  }
+}
+
+// Two floats → one 32-bit register of two 16-bit elements, `low` in the low half (the lower column index).
+template <typename T>
+__device__ __forceinline__ std::uint32_t PackPair(float low, float high) {
+  if constexpr (std::is_same_v<T, __half>) {
+    const __half2 pair = __floats2half2_rn(low, high);
+    return *reinterpret_cast<const std::uint32_t*>(&pair);
+  } else {
+    const __nv_bfloat162 pair = __floats2bfloat162_rn(low, high);
+    return *reinterpret_cast<const std::uint32_t*>(&pair);
+  }
+}
+
+// 2^x on the special-function unit (one MUFU.EX2); 2^(−∞) = +0.
+__device__ __forceinline__ float Exp2(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+  return y;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// [SECTION] 2. Traits
+// ---------------------------------------------------------------------------------------------------------
+
+template <int kD>
+struct Flash2MmaTraits {
+  static constexpr int kBr = 128;                // B_r: rows of Q_i per block
+  static constexpr int kWarps = 8;               // each warp owns 16 rows of Q_i
+  static constexpr int kThreads = kWarps * 32;
+  static constexpr int kBc = 64;                 // B_c: keys per K_j/V_j tile
+  static constexpr int kChunksPerRow = kD / 8;   // 16-byte chunks in a row of d 16-bit elements
+  // Blocks per multiprocessor the register allocation is capped for (__launch_bounds__): 2 → at most 128
+  // registers a thread. d = 128 with Q_i's fragments in registers (64 O + 32 S + 32 Q accumulators and operands)
+  // does not fit that without spilling, so it runs one block of 8 warps per multiprocessor instead.
+  static constexpr int MinBlocksPerSm(bool q_in_registers) { return (kD == 128 && q_in_registers) ? 1 : 2; }
+  static constexpr int kQBytes = kBr * kD * 2;
+  static constexpr int kKVTileBytes = kBc * kD * 2;
+  static constexpr int kPBytes = kBr * kBc * 2;  // only with kFlash2MmaPThroughSmem
+  static int SharedBytes(bool pipeline, bool p_through_smem) {
+    return kQBytes + (pipeline ? 2 : 1) * 2 * kKVTileBytes + (p_through_smem ? kPBytes : 0);
+  }
+};
+
+// Byte offset of 16-byte chunk `chunk` of row `row` in a tile of kChunksPerRow chunks per row. With the
+// swizzle, chunk c of row r lives at c ^ (r mod 8): the 8 rows an ldmatrix phase reads (same logical chunk,
+// consecutive rows) land in 8 different 16-byte bank groups, so 128 bytes come in one shared-memory cycle.
+template <int kChunksPerRow, bool kSwizzle>
+__device__ __forceinline__ std::uint32_t TileOffset(int row, int chunk) {
+  static_assert(!kSwizzle || kChunksPerRow >= 8, "the swizzle permutes 8 chunks");
+  const int physical = kSwizzle ? (chunk ^ (row & 7)) : chunk;
+  return static_cast<std::uint32_t>((row * kChunksPerRow + physical) * 16);
+}
+
+// The fragment loads below address shared memory as lane_base ⊕ column_bytes (+ row-block bytes): lane_base holds
+// the lane's row and its swizzled chunk within the first pair of chunks, and the chunk pair of k-step ks is a
+// compile-time XOR of ks·32 bytes. That works because every tile starts on a 1024-byte boundary and a row is
+// 128 or 256 bytes: the XOR only flips chunk bits, exactly as (2ks + chunk) ^ (row mod 8) would. One LOP3 per
+// ldmatrix instead of a register per (k-step, lane) pair kept live across the whole loop.
+template <bool kSwizzle>
+__device__ __forceinline__ std::uint32_t ChunkAddress(std::uint32_t lane_base, std::uint32_t column_bytes) {
+  return kSwizzle ? (lane_base ^ column_bytes) : (lane_base + column_bytes);
+}
+// The lane's part of a base address: chunk `chunk` (0 or 1) of a row whose index ≡ row_mod8 (mod 8).
+template <bool kSwizzle>
+__device__ __forceinline__ std::uint32_t LaneChunkBytes(int chunk, int row_mod8) {
+  return static_cast<std::uint32_t>((kSwizzle ? (chunk ^ row_mod8) : chunk) * 16);
+}
+
+// cp.async a tile of kRows × kD elements (row-major, row stride kD) into shared memory; rows ≥ valid_rows are
+// zero-filled, so padded keys contribute 0·V and padded queries compute harmless zeros.
+template <int kD, int kRows, int kThreads, bool kSwizzle, typename T>
+__device__ __forceinline__ void LoadTileAsync(std::uint32_t shared_tile, const T* global_tile, int valid_rows,
+                                              int thread) {
+  constexpr int kChunksPerRow = kD / 8;
+  constexpr int kChunks = kRows * kChunksPerRow;
+  static_assert(kChunks % kThreads == 0, "every thread copies the same number of chunks");
+#pragma unroll
+  for (int it = 0; it < kChunks / kThreads; ++it) {
+    const int index = it * kThreads + thread;
+    const int row = index / kChunksPerRow;
+    const int chunk = index % kChunksPerRow;
+    const bool valid = row < valid_rows;
+    const T* source = global_tile + static_cast<std::size_t>(valid ? row : 0) * kD + chunk * 8;
+    CopyAsync16(shared_tile + TileOffset<kChunksPerRow, kSwizzle>(row, chunk), source, valid ? 16 : 0);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// [SECTION] 3. The kernel
+// ---------------------------------------------------------------------------------------------------------
+
+template <typename T>
+struct Flash2MmaParams {
+  const T* q;
+  const T* k;
+  const T* v;
+  T* o;
+  int n;
+  float scale_log2;  // scale · log2(e): exp(scale·s − scale·m) = 2^(s·scale_log2 − m·scale_log2), one FFMA + EX2
+  bool causal;
+};
+
+// Q fragments live in registers only for some d; elsewhere the array is a one-slot placeholder that is never read.
+template <int kD, bool kInRegisters>
+__host__ __device__ constexpr int QFragmentSlots() {
+  return kInRegisters ? kD / 16 : 1;
+}
+
+// Grid: x = Q tile index (reversed when causal, so the longest rows start first), y = batch·head.
+template <typename T, int kD, bool kSwizzle, bool kPipeline, bool kPInRegisters, bool kQInRegisters>
+__global__ void __launch_bounds__(Flash2MmaTraits<kD>::kThreads, Flash2MmaTraits<kD>::MinBlocksPerSm(kQInRegisters))
+    Flash2MmaKernel(const Flash2MmaParams<T> params) {
+  using Traits = Flash2MmaTraits<kD>;
+  constexpr int kBr = Traits::kBr, kBc = Traits::kBc, kThreads = Traits::kThreads;
+  constexpr int kKSteps = kD / 16;        // k-steps of S_ij = Q_i K_jᵀ (over d)
+  constexpr int kSTiles = kBc / 8;        // n8 tiles of S_ij per warp
+  constexpr int kPVSteps = kBc / 16;      // k-steps of P̃_ij V_j (over keys)
+  constexpr int kOTiles = kD / 8;         // n8 tiles of O_i per warp
+
+  extern __shared__ __align__(1024) unsigned char shared[];  // 1024: see ChunkAddress
+  const std::uint32_t shared_q = SharedAddress(shared);
+  const std::uint32_t shared_k = shared_q + Traits::kQBytes;
+  const std::uint32_t shared_v = shared_k + (kPipeline ? 2 : 1) * Traits::kKVTileBytes;
+  const std::uint32_t shared_p = shared_v + (kPipeline ? 2 : 1) * Traits::kKVTileBytes;
+  // The XOR addressing (ChunkAddress) needs the 1024-byte alignment asked for above; stop loudly if not given.
+  if (shared_q % 1024 != 0) __trap();
+
+  const int thread = threadIdx.x, warp = thread / 32, lane = thread % 32;
+  const int n = params.n;
+  const int q_tile = params.causal ? static_cast<int>(gridDim.x - 1 - blockIdx.x) : static_cast<int>(blockIdx.x);
+  const int q_row0 = q_tile * kBr;                    // first row of Q_i
+  const int warp_row0 = q_row0 + warp * 16;           // first row this warp owns
+  const std::size_t head = static_cast<std::size_t>(blockIdx.y) * n * kD;
+  const T* q_head = params.q + head;
+  const T* k_head = params.k + head;
+  const T* v_head = params.v + head;
+
+  // T_c for this Q tile: causal rows never look past their own index, so tiles beyond the diagonal are skipped.
+  const int last_key = params.causal ? min(n, q_row0 + kBr) - 1 : n - 1;
+  const int kv_tiles = last_key / kBc + 1;
+
+  // Q_i, K_0, V_0 in one cp.async group.
+  LoadTileAsync<kD, kBr, kThreads, kSwizzle>(shared_q, q_head + static_cast<std::size_t>(q_row0) * kD,
+                                              n - q_row0, thread);
+  LoadTileAsync<kD, kBc, kThreads, kSwizzle>(shared_k, k_head, n, thread);
+  LoadTileAsync<kD, kBc, kThreads, kSwizzle>(shared_v, v_head, n, thread);
+  CopyAsyncCommit();
+
+  // Per-lane base addresses of the ldmatrix operands (row within a 16-row group, chunk within a chunk pair);
+  // every such row index is ≡ lane (mod 8), which is what the swizzle keys on.
+  constexpr int kRowBytes = kD * 2, kPRowBytes = kBc * 2;
+  const int lane_mod8 = lane % 8;
+  // Q_i (A operand): lanes 0-15 rows 0-15 at chunk 2k, lanes 16-31 the same rows at chunk 2k+1.
+  const int a_row = lane % 16, a_chunk = lane / 16;
+  const std::uint32_t q_lane =
+      shared_q + (warp * 16 + a_row) * kRowBytes + LaneChunkBytes<kSwizzle>(a_chunk, lane_mod8);
+  // K_j (B operand of S): lanes 0-7 keys 0-7 chunk 2k, 8-15 keys 0-7 chunk 2k+1, 16-23 keys 8-15 chunk 2k,
+  // 24-31 keys 8-15 chunk 2k+1 → registers {b0, b1} of key tile 0, {b0, b1} of key tile 1.
+  const int k_row = (lane / 16) * 8 + lane % 8, k_chunk = (lane / 8) % 2;
+  const std::uint32_t k_lane = shared_k + k_row * kRowBytes + LaneChunkBytes<kSwizzle>(k_chunk, lane_mod8);
+  // V_j (B operand of P̃V, transposed): lanes 0-7 keys 0-7 chunk 2u, 8-15 keys 8-15 chunk 2u, 16-23 keys 0-7
+  // chunk 2u+1, 24-31 keys 8-15 chunk 2u+1 → {b0, b1} of d tile 2u, {b0, b1} of d tile 2u+1.
+  const int v_row = lane % 16, v_chunk = lane / 16;
+  const std::uint32_t v_lane = shared_v + v_row * kRowBytes + LaneChunkBytes<kSwizzle>(v_chunk, lane_mod8);
+  // P̃_ij through shared memory (option): this warp's 16 × B_c slice, read back like Q_i, written per C tile.
+  const std::uint32_t warp_p = shared_p + warp * 16 * kPRowBytes;
+  const std::uint32_t p_load_lane = warp_p + a_row * kPRowBytes + LaneChunkBytes<kSwizzle>(a_chunk, lane_mod8);
+
+  std::uint32_t q_fragment[QFragmentSlots<kD, kQInRegisters>()][4];
+  float o_acc[kOTiles][4];
+#pragma unroll
+  for (int t = 0; t < kOTiles; ++t) o_acc[t][0] = o_acc[t][1] = o_acc[t][2] = o_acc[t][3] = 0.0f;
+  // Rows g and g+8 of this warp's 16: running max m_i (raw score units) and this lane's part of ℓ_i
+  // (the quad's four partial sums are added once, at the end: α rescales all four alike).
+  float row_max[2] = {-INFINITY, -INFINITY};
+  float row_sum[2] = {0.0f, 0.0f};
+  const float scale_log2 = params.scale_log2;
+  const int g = lane / 4, c = lane % 4;
+  const bool warp_has_rows = warp_row0 < n;
+
+  for (int j = 0; j < kv_tiles; ++j) {
+    const int stage = kPipeline ? (j & 1) : 0;
+    const int kv_col0 = j * kBc;
+    if constexpr (!kPipeline) {
+      if (j > 0) {
+        __syncthreads();  // every warp is done with K_{j−1}, V_{j−1}: the one buffer may be overwritten
+        LoadTileAsync<kD, kBc, kThreads, kSwizzle>(shared_k, k_head + static_cast<std::size_t>(kv_col0) * kD,
+                                                    n - kv_col0, thread);
+        LoadTileAsync<kD, kBc, kThreads, kSwizzle>(shared_v, v_head + static_cast<std::size_t>(kv_col0) * kD,
+                                                    n - kv_col0, thread);
+        CopyAsyncCommit();
+      }
+    }
+    CopyAsyncWaitAll();
+    // K_j, V_j (and Q_i at j = 0) copied by every thread are visible to all; with two buffers this barrier
+    // also means every warp finished tile j−1, so its buffer can take tile j+1.
+    __syncthreads();
+    if constexpr (kPipeline) {
+      if (j + 1 < kv_tiles) {
+        const int next_col0 = kv_col0 + kBc;
+        const int next = (j + 1) & 1;
+        LoadTileAsync<kD, kBc, kThreads, kSwizzle>(shared_k + next * Traits::kKVTileBytes,
+                                                    k_head + static_cast<std::size_t>(next_col0) * kD,
+                                                    n - next_col0, thread);
+        LoadTileAsync<kD, kBc, kThreads, kSwizzle>(shared_v + next * Traits::kKVTileBytes,
+                                                    v_head + static_cast<std::size_t>(next_col0) * kD,
+                                                    n - next_col0, thread);
+        CopyAsyncCommit();
+      }
+    }
+    if constexpr (kQInRegisters) {
+      if (j == 0) {
+#pragma unroll
+        for (int ks = 0; ks < kKSteps; ++ks)
+          LoadMatrixX4(q_fragment[ks], ChunkAddress<kSwizzle>(q_lane, ks * 32));
+      }
+    }
+    // A warp whose 16 rows are all padding, or (causal) all before this tile's first key, has nothing to add.
+    if (!warp_has_rows || (params.causal && kv_col0 > warp_row0 + 15)) continue;
+
+    const std::uint32_t stage_k_lane = k_lane + stage * Traits::kKVTileBytes;
+    const std::uint32_t stage_v_lane = v_lane + stage * Traits::kKVTileBytes;
+
+    // S_ij = Q_i K_jᵀ for this warp's 16 rows: kSTiles tiles of 16×8, fp32.
+    float s[kSTiles][4];
+#pragma unroll
+    for (int t = 0; t < kSTiles; ++t) s[t][0] = s[t][1] = s[t][2] = s[t][3] = 0.0f;
+#pragma unroll
+    for (int ks = 0; ks < kKSteps; ++ks) {
+      std::uint32_t a[4];
+      if constexpr (kQInRegisters) {
+#pragma unroll
+        for (int r = 0; r < 4; ++r) a[r] = q_fragment[ks][r];
+      } else {
+        LoadMatrixX4(a, ChunkAddress<kSwizzle>(q_lane, ks * 32));
+      }
+#pragma unroll
+      for (int kp = 0; kp < kSTiles / 2; ++kp) {
+        std::uint32_t b[4];
+        LoadMatrixX4(b, ChunkAddress<kSwizzle>(stage_k_lane, ks * 32) + kp * 16 * kRowBytes);
+        MmaM16N8K16<T>(s[2 * kp], a, b[0], b[1]);
+        MmaM16N8K16<T>(s[2 * kp + 1], a, b[2], b[3]);
+      }
+    }
+
+    // Mask only where needed: the tile that crosses N, and (causal) tiles that cross this warp's diagonal.
+    const bool crosses_n = kv_col0 + kBc > n;
+    const bool crosses_diagonal = params.causal && kv_col0 + kBc - 1 > warp_row0;
+    if (crosses_n || crosses_diagonal) {
+      const int row_a = warp_row0 + g, row_b = row_a + 8;
+#pragma unroll
+      for (int t = 0; t < kSTiles; ++t) {
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          const int col = kv_col0 + t * 8 + 2 * c + e;
+          const bool out = col >= n;
+          if (out || (params.causal && col > row_a)) s[t][e] = -INFINITY;
+          if (out || (params.causal && col > row_b)) s[t][2 + e] = -INFINITY;
+        }
+      }
+    }
+
+    // Online softmax: m_new = max(m_old, rowmax S_ij); α = e^(scale·(m_old − m_new)); P̃_ij = e^(scale·(S_ij − m_new)).
+    float tile_max[2] = {row_max[0], row_max[1]};
+#pragma unroll
+    for (int t = 0; t < kSTiles; ++t) {
+      tile_max[0] = fmaxf(tile_max[0], fmaxf(s[t][0], s[t][1]));
+      tile_max[1] = fmaxf(tile_max[1], fmaxf(s[t][2], s[t][3]));
+    }
+    float max_scaled[2], alpha[2];
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      // The four lanes of a quad hold the 2·kSTiles·4 = kBc columns of a row between them.
+      tile_max[r] = fmaxf(tile_max[r], __shfl_xor_sync(0xffffffffu, tile_max[r], 1));
+      tile_max[r] = fmaxf(tile_max[r], __shfl_xor_sync(0xffffffffu, tile_max[r], 2));
+      // A row with every key so far masked keeps m = −∞; subtract 0 then so that no −∞ − (−∞) = NaN appears.
+      max_scaled[r] = tile_max[r] == -INFINITY ? 0.0f : tile_max[r] * scale_log2;
+      alpha[r] = Exp2(row_max[r] * scale_log2 - max_scaled[r]);
+      row_max[r] = tile_max[r];
+      row_sum[r] *= alpha[r];
+    }
+#pragma unroll
+    for (int t = 0; t < kOTiles; ++t) {
+      o_acc[t][0] *= alpha[0];
+      o_acc[t][1] *= alpha[0];
+      o_acc[t][2] *= alpha[1];
+      o_acc[t][3] *= alpha[1];
+    }
+#pragma unroll
+    for (int t = 0; t < kSTiles; ++t) {
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        s[t][e] = Exp2(fmaf(s[t][e], scale_log2, -max_scaled[e / 2]));
+        row_sum[e / 2] += s[t][e];
+      }
+    }
+
+    // O_i += P̃_ij V_j. The A operand of k-step u (keys 16u..16u+15) is S tiles 2u and 2u+1, repacked.
+    if constexpr (!kPInRegisters) {
+      __syncwarp();  // the lanes finished reading last tile's P̃ (ldmatrix below) before it is overwritten
+      // Row g, chunk t (cols 8t..8t+7), bytes 4c..4c+3 of the chunk (cols 2c, 2c+1); row g+8 is 8 rows down.
+      const std::uint32_t p_store_lane = warp_p + g * kPRowBytes + LaneChunkBytes<kSwizzle>(0, g % 8) + 4 * c;
+#pragma unroll
+      for (int t = 0; t < kSTiles; ++t) {
+        const std::uint32_t top = PackPair<T>(s[t][0], s[t][1]), bottom = PackPair<T>(s[t][2], s[t][3]);
+        const std::uint32_t address = ChunkAddress<kSwizzle>(p_store_lane, t * 16);
+        asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(address), "r"(top));
+        asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(address + 8 * kPRowBytes), "r"(bottom));
+      }
+      __syncwarp();  // P̃ written by all lanes before any lane reads a fragment of it
+    }
+#pragma unroll
+    for (int u = 0; u < kPVSteps; ++u) {
+      std::uint32_t p[4];
+      if constexpr (kPInRegisters) {
+        p[0] = PackPair<T>(s[2 * u][0], s[2 * u][1]);
+        p[1] = PackPair<T>(s[2 * u][2], s[2 * u][3]);
+        p[2] = PackPair<T>(s[2 * u + 1][0], s[2 * u + 1][1]);
+        p[3] = PackPair<T>(s[2 * u + 1][2], s[2 * u + 1][3]);
+      } else {
+        LoadMatrixX4(p, ChunkAddress<kSwizzle>(p_load_lane, u * 32));
+      }
+#pragma unroll
+      for (int dp = 0; dp < kOTiles / 2; ++dp) {
+        std::uint32_t b[4];
+        LoadMatrixX4Trans(b, ChunkAddress<kSwizzle>(stage_v_lane, dp * 32) + u * 16 * kRowBytes);
+        MmaM16N8K16<T>(o_acc[2 * dp], p, b[0], b[1]);
+        MmaM16N8K16<T>(o_acc[2 * dp + 1], p, b[2], b[3]);
+      }
+    }
+  }
+
+  // O_i = diag(ℓ_i)⁻¹ O_i, written straight from the accumulators (rows ≥ N are padding and never stored).
+  if (!warp_has_rows) return;
+  float inverse_sum[2];
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    row_sum[r] += __shfl_xor_sync(0xffffffffu, row_sum[r], 1);
+    row_sum[r] += __shfl_xor_sync(0xffffffffu, row_sum[r], 2);
+    inverse_sum[r] = 1.0f / row_sum[r];
+  }
+  const int row_a = warp_row0 + g, row_b = row_a + 8;
+  T* o_head = params.o + head;
+#pragma unroll
+  for (int t = 0; t < kOTiles; ++t) {
+    const int col = t * 8 + 2 * c;
+    if (row_a < n)
+      *reinterpret_cast<std::uint32_t*>(o_head + static_cast<std::size_t>(row_a) * kD + col) =
+          PackPair<T>(o_acc[t][0] * inverse_sum[0], o_acc[t][1] * inverse_sum[0]);
+    if (row_b < n)
+      *reinterpret_cast<std::uint32_t*>(o_head + static_cast<std::size_t>(row_b) * kD + col) =
+          PackPair<T>(o_acc[t][2] * inverse_sum[1], o_acc[t][3] * inverse_sum[1]);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// [SECTION] 4. Host launch template
+// ---------------------------------------------------------------------------------------------------------
+
+template <typename T, int kD, bool kSwizzle, bool kPipeline, bool kPInRegisters, bool kQInRegisters>
+cudaError_t LaunchFlash2MmaVariant(const Flash2MmaParams<T>& params, int batch_heads, cudaStream_t stream) {
+  using Traits = Flash2MmaTraits<kD>;
+  auto* kernel = &Flash2MmaKernel<T, kD, kSwizzle, kPipeline, kPInRegisters, kQInRegisters>;
+  const int shared_bytes = Traits::SharedBytes(kPipeline, !kPInRegisters);
+  // More than 48 KB of dynamic shared memory must be asked for once per kernel.
+  static const cudaError_t attribute_status =
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, shared_bytes);
+  if (attribute_status != cudaSuccess) return attribute_status;
+  const dim3 grid((params.n + Traits::kBr - 1) / Traits::kBr, batch_heads);
+  kernel<<<grid, Traits::kThreads, shared_bytes, stream>>>(params);
+  return cudaGetLastError();
+}
+
+}  // namespace flashviz::cuda::mma_detail
+
+namespace flashviz::cuda::mma_detail {
+
+// Every (dtype, options) pair for one d: 2 × 16 kernels, chosen at run time from AttentionArgs.
+template <int kD>
+cudaError_t DispatchFlash2Mma(const AttentionArgs& args, float scale_log2) {
+  const int batch_heads = args.shape.batch * args.shape.heads;
+  const auto run = [&]<typename T>(T*) -> cudaError_t {
+    const Flash2MmaParams<T> params{static_cast<const T*>(args.q), static_cast<const T*>(args.k),
+                                    static_cast<const T*>(args.v), static_cast<T*>(args.o),
+                                    args.shape.n,                  scale_log2,
+                                    args.shape.causal};
+    const bool swizzle = !(args.options & kFlash2MmaNoSwizzle);
+    const bool pipeline = !(args.options & kFlash2MmaNoPipeline);
+    const bool p_in_registers = !(args.options & kFlash2MmaPThroughSmem);
+    const bool q_in_registers = !(args.options & kFlash2MmaQFromSmem);
+    const auto with_q = [&]<bool kSwizzle, bool kPipeline, bool kPInRegisters, bool kQInRegisters>() {
+      return LaunchFlash2MmaVariant<T, kD, kSwizzle, kPipeline, kPInRegisters, kQInRegisters>(params, batch_heads,
+                                                                                             args.stream);
+    };
+    const auto with = [&]<bool kSwizzle, bool kPipeline, bool kPInRegisters>() {
+      return q_in_registers ? with_q.template operator()<kSwizzle, kPipeline, kPInRegisters, true>()
+                            : with_q.template operator()<kSwizzle, kPipeline, kPInRegisters, false>();
+    };
+    const auto with_p = [&]<bool kSwizzle, bool kPipeline>() {
+      return p_in_registers ? with.template operator()<kSwizzle, kPipeline, true>()
+                            : with.template operator()<kSwizzle, kPipeline, false>();
+    };
+    const auto with_pipeline = [&]<bool kSwizzle>() {
+      return pipeline ? with_p.template operator()<kSwizzle, true>() : with_p.template operator()<kSwizzle, false>();
+    };
+    return swizzle ? with_pipeline.template operator()<true>() : with_pipeline.template operator()<false>();
+  };
+  if (args.dtype == DType::kFp16) return run(static_cast<__half*>(nullptr));
+  return run(static_cast<__nv_bfloat16*>(nullptr));
+}
+
+}  // namespace flashviz::cuda::mma_detail

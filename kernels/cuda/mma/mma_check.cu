@@ -1,0 +1,161 @@
+// Checking helpers for kernels/cuda/mma (see mma_check.h).
+#include "kernels/cuda/mma/mma_check.h"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cmath>
+#include <cstring>
+
+#include "kernels/common/format.h"
+#include "kernels/cpu/reference.h"
+
+namespace flashviz::cuda::mma_check {
+namespace {
+
+__device__ std::uint64_t Mix64(std::uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+// One pair of N(0, 1) values per (seed, pair index), so the stream does not depend on the launch shape.
+__global__ void FillNormalKernel(void* buffer, std::size_t count, DType dtype, std::uint64_t seed) {
+  const std::size_t pairs = (count + 1) / 2;
+  for (std::size_t pair = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; pair < pairs;
+       pair += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+    const std::uint64_t bits = Mix64(seed * 0x9E3779B97F4A7C15ull + pair + 1);
+    const float u1 = (static_cast<float>(bits >> 40) + 1.0f) * (1.0f / 16777217.0f);  // (0, 1]
+    const float u2 = static_cast<float>((bits >> 16) & 0xFFFFFF) * (1.0f / 16777216.0f);
+    const float radius = sqrtf(-2.0f * logf(u1));
+    float values[2];
+    sincospif(2.0f * u2, &values[1], &values[0]);
+    values[0] *= radius;
+    values[1] *= radius;
+    for (int e = 0; e < 2; ++e) {
+      const std::size_t index = 2 * pair + e;
+      if (index >= count) break;
+      if (dtype == DType::kFp16) static_cast<__half*>(buffer)[index] = __float2half_rn(values[e]);
+      else if (dtype == DType::kBf16) static_cast<__nv_bfloat16*>(buffer)[index] = __float2bfloat16_rn(values[e]);
+      else static_cast<float*>(buffer)[index] = values[e];
+    }
+  }
+}
+
+__global__ void CountNonFiniteKernel(const void* buffer, std::size_t count, DType dtype,
+                                     unsigned long long* non_finite) {
+  unsigned long long local = 0;
+  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < count;
+       i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+    float value;
+    if (dtype == DType::kFp16) value = __half2float(static_cast<const __half*>(buffer)[i]);
+    else if (dtype == DType::kBf16) value = __bfloat162float(static_cast<const __nv_bfloat16*>(buffer)[i]);
+    else value = static_cast<const float*>(buffer)[i];
+    if (!isfinite(value)) ++local;
+  }
+  if (local) atomicAdd(non_finite, local);
+}
+
+}  // namespace
+
+std::size_t ElementBytes(DType dtype) { return dtype == DType::kFp32 ? 4 : 2; }
+const char* DTypeName(DType dtype) {
+  return dtype == DType::kFp16 ? "fp16" : dtype == DType::kBf16 ? "bf16" : "fp32";
+}
+
+cudaError_t FillNormal(void* buffer, std::size_t count, DType dtype, std::uint64_t seed, cudaStream_t stream) {
+  FillNormalKernel<<<1024, 256, 0, stream>>>(buffer, count, dtype, seed);
+  return cudaGetLastError();
+}
+
+cudaError_t Poison(void* buffer, std::size_t count, DType dtype, cudaStream_t stream) {
+  return cudaMemsetAsync(buffer, 0xFF, count * ElementBytes(dtype), stream);
+}
+
+cudaError_t CountNonFinite(const void* buffer, std::size_t count, DType dtype, cudaStream_t stream,
+                           std::uint64_t* non_finite) {
+  unsigned long long* device_count = nullptr;
+  cudaError_t status = cudaMallocAsync(&device_count, sizeof(*device_count), stream);
+  if (status != cudaSuccess) return status;
+  cudaMemsetAsync(device_count, 0, sizeof(*device_count), stream);
+  CountNonFiniteKernel<<<1024, 256, 0, stream>>>(buffer, count, dtype, device_count);
+  unsigned long long host_count = 0;
+  status = cudaGetLastError();
+  if (status == cudaSuccess)
+    status = cudaMemcpyAsync(&host_count, device_count, sizeof(host_count), cudaMemcpyDeviceToHost, stream);
+  const cudaError_t free_status = cudaFreeAsync(device_count, stream);
+  if (status == cudaSuccess) status = free_status;
+  if (status == cudaSuccess) status = cudaStreamSynchronize(stream);
+  *non_finite = host_count;
+  return status;
+}
+
+float HalfBitsToFloat(std::uint16_t bits) {
+  __half_raw raw;
+  raw.x = bits;
+  return __half2float(__half(raw));
+}
+
+float Bf16BitsToFloat(std::uint16_t bits) {
+  const std::uint32_t widened = static_cast<std::uint32_t>(bits) << 16;
+  float value;
+  std::memcpy(&value, &widened, sizeof(value));
+  return value;
+}
+
+double Tolerance(DType dtype) { return dtype == DType::kFp16 ? 2e-3 : dtype == DType::kBf16 ? 1e-2 : 1e-4; }
+
+RowComparison CompareRows(const AttentionArgs& args, int head, int row_begin, int row_end) {
+  RowComparison result;
+  const int n = args.shape.n, d = args.shape.d;
+  const std::size_t element = ElementBytes(args.dtype);
+  const std::size_t head_elements = static_cast<std::size_t>(n) * d;
+  const std::size_t head_offset = static_cast<std::size_t>(head) * head_elements * element;
+  const std::size_t rows = static_cast<std::size_t>(row_end - row_begin);
+  std::vector<unsigned char> q(head_elements * element), k(q.size()), v(q.size()), o(rows * d * element);
+  const auto base = [&](const void* pointer) { return static_cast<const unsigned char*>(pointer) + head_offset; };
+  cudaError_t status = cudaStreamSynchronize(args.stream);
+  if (status == cudaSuccess) status = cudaMemcpy(q.data(), base(args.q), q.size(), cudaMemcpyDeviceToHost);
+  if (status == cudaSuccess) status = cudaMemcpy(k.data(), base(args.k), k.size(), cudaMemcpyDeviceToHost);
+  if (status == cudaSuccess) status = cudaMemcpy(v.data(), base(args.v), v.size(), cudaMemcpyDeviceToHost);
+  if (status == cudaSuccess)
+    status = cudaMemcpy(o.data(), base(args.o) + static_cast<std::size_t>(row_begin) * d * element, o.size(),
+                        cudaMemcpyDeviceToHost);
+  if (status != cudaSuccess) {
+    result.error = Sprintf("copy to host failed: %s", cudaGetErrorString(status));
+    return result;
+  }
+  const auto to_float = [&](const std::vector<unsigned char>& bytes) {
+    std::vector<float> values(bytes.size() / element);
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      if (args.dtype == DType::kFp32) {
+        std::memcpy(&values[i], bytes.data() + 4 * i, 4);
+      } else {
+        std::uint16_t bits;
+        std::memcpy(&bits, bytes.data() + 2 * i, 2);
+        values[i] = args.dtype == DType::kFp16 ? HalfBitsToFloat(bits) : Bf16BitsToFloat(bits);
+      }
+    }
+    return values;
+  };
+  const std::vector<float> qf = to_float(q), kf = to_float(k), vf = to_float(v), of = to_float(o);
+  std::vector<double> reference(rows * d);
+  ReferenceAttentionRows(qf.data(), kf.data(), vf.data(), n, d, args.shape.scale, args.shape.causal, row_begin,
+                         row_end, reference.data());
+  double error_squared = 0, reference_squared = 0;
+  for (std::size_t i = 0; i < reference.size(); ++i) {
+    if (!std::isfinite(of[i])) {
+      ++result.non_finite;
+      continue;
+    }
+    const double difference = of[i] - reference[i];
+    error_squared += difference * difference;
+    reference_squared += reference[i] * reference[i];
+    result.max_abs_error = std::max(result.max_abs_error, std::fabs(difference));
+  }
+  result.compared = reference.size();
+  result.relative_error = reference_squared > 0 ? std::sqrt(error_squared / reference_squared) : std::sqrt(error_squared);
+  return result;
+}
+
+}  // namespace flashviz::cuda::mma_check

@@ -1,0 +1,161 @@
+// flash2_mma against the float64 reference: random and edge shapes (N < 128, N not a multiple of 64 or 128,
+// B·H > 1), fp16 and bf16, causal and not, every options combination; plus the "not applicable" answers.
+// Every input is fresh N(0, 1) noise from a seed printed on failure; the output is poisoned with NaN first, so an
+// element the kernel never wrote fails the test. Tolerance (relative Frobenius error over whole heads, against the
+// reference computed on the same rounded inputs): fp16 2e-3, bf16 1e-2 (mma_check::Tolerance).
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "kernels/cuda/mma/flash2_mma.h"
+#include "kernels/cuda/mma/mma_check.h"
+
+namespace flashviz::cuda {
+namespace {
+
+bool HaveGpu() {
+  int count = 0;
+  return cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
+}
+
+std::uint64_t FreshSeed() {
+  static std::random_device entropy;
+  return (static_cast<std::uint64_t>(entropy()) << 32) ^ entropy();
+}
+
+struct DeviceProblem {
+  AttentionArgs args;
+  std::size_t elements = 0;
+  DeviceProblem(const AttentionShape& shape, DType dtype, unsigned options) {
+    args.shape = shape;
+    args.dtype = dtype;
+    args.options = options;
+    elements = static_cast<std::size_t>(shape.batch) * shape.heads * shape.n * shape.d;
+    void** buffers[] = {const_cast<void**>(&args.q), const_cast<void**>(&args.k), const_cast<void**>(&args.v),
+                        &args.o};
+    for (void** buffer : buffers) EXPECT_EQ(cudaMalloc(buffer, elements * 2), cudaSuccess);
+  }
+  ~DeviceProblem() {
+    for (const void* buffer : {args.q, args.k, args.v, static_cast<const void*>(args.o)})
+      cudaFree(const_cast<void*>(buffer));
+  }
+  void Fill(std::uint64_t seed) {
+    ASSERT_EQ(mma_check::FillNormal(const_cast<void*>(args.q), elements, args.dtype, seed + 1, nullptr), cudaSuccess);
+    ASSERT_EQ(mma_check::FillNormal(const_cast<void*>(args.k), elements, args.dtype, seed + 2, nullptr), cudaSuccess);
+    ASSERT_EQ(mma_check::FillNormal(const_cast<void*>(args.v), elements, args.dtype, seed + 3, nullptr), cudaSuccess);
+  }
+  // Poison O, run, check every element was written and every head matches the reference.
+  void RunAndCheck(const std::string& what) {
+    ASSERT_EQ(mma_check::Poison(args.o, elements, args.dtype, nullptr), cudaSuccess);
+    ASSERT_EQ(LaunchFlash2Mma(args), cudaSuccess) << what;
+    std::uint64_t non_finite = 0;
+    ASSERT_EQ(mma_check::CountNonFinite(args.o, elements, args.dtype, nullptr, &non_finite), cudaSuccess) << what;
+    ASSERT_EQ(non_finite, 0u) << what << ": output elements left NaN/inf";
+    const int heads = args.shape.batch * args.shape.heads;
+    for (int head = 0; head < heads; ++head) {
+      const mma_check::RowComparison c = mma_check::CompareRows(args, head, 0, args.shape.n);
+      ASSERT_TRUE(c.error.empty()) << c.error;
+      EXPECT_EQ(c.non_finite, 0u) << what;
+      EXPECT_LE(c.relative_error, mma_check::Tolerance(args.dtype))
+          << what << " head " << head << " (max abs error " << c.max_abs_error << ")";
+    }
+  }
+};
+
+using Case = std::tuple<DType, int /*d*/, bool /*causal*/, unsigned /*options*/>;
+
+class Flash2MmaMatchesReference : public ::testing::TestWithParam<Case> {};
+
+TEST_P(Flash2MmaMatchesReference, RandomAndEdgeShapes) {
+  if (!HaveGpu()) GTEST_SKIP() << "no CUDA device";
+  const auto [dtype, d, causal, options] = GetParam();
+  // (batch, heads, N): one row; less than one tile; exact tiles; N not a multiple of B_c = 64 or B_r = 128;
+  // several heads with a ragged last Q tile.
+  const int shapes[][3] = {{1, 1, 1}, {1, 1, 37}, {1, 2, 64}, {1, 1, 128}, {2, 1, 129}, {1, 3, 200}, {2, 2, 383}};
+  for (const auto& s : shapes) {
+    const AttentionShape shape{s[0], s[1], s[2], d, 1.0f / std::sqrt(static_cast<float>(d)), causal};
+    DeviceProblem problem(shape, dtype, options);
+    const std::uint64_t seed = FreshSeed();
+    problem.Fill(seed);
+    problem.RunAndCheck(::testing::PrintToString(s[0]) + "x" + ::testing::PrintToString(s[1]) + " N=" +
+                        std::to_string(s[2]) + " seed=" + std::to_string(seed));
+  }
+}
+
+std::string CaseName(const ::testing::TestParamInfo<Case>& info) {
+  const auto [dtype, d, causal, options] = info.param;
+  std::string name = std::string(mma_check::DTypeName(dtype)) + "_d" + std::to_string(d) +
+                     (causal ? "_causal_" : "_full_") + Flash2MmaOptionsName(options);
+  for (char& ch : name)
+    if (ch == '-' || ch == '+') ch = '_';
+  return name;
+}
+
+std::vector<unsigned> AllOptions() {
+  std::vector<unsigned> options;
+  for (unsigned o = 0; o <= kFlash2MmaAllOptions; ++o) options.push_back(o);
+  return options;
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryVariant, Flash2MmaMatchesReference,
+                         ::testing::Combine(::testing::Values(DType::kFp16, DType::kBf16), ::testing::Values(64, 128),
+                                            ::testing::Bool(), ::testing::ValuesIn(AllOptions())),
+                         CaseName);
+
+// A longer sequence with a non-default scale, many key tiles (the running max really moves) and several heads.
+TEST(Flash2Mma, LongSequenceSeveralHeads) {
+  if (!HaveGpu()) GTEST_SKIP() << "no CUDA device";
+  for (DType dtype : {DType::kFp16, DType::kBf16})
+    for (bool causal : {false, true}) {
+      DeviceProblem problem(AttentionShape{2, 2, 1000, 128, 0.3f, causal}, dtype, 0);
+      const std::uint64_t seed = FreshSeed();
+      problem.Fill(seed);
+      problem.RunAndCheck("N=1000 seed=" + std::to_string(seed));
+    }
+}
+
+// The same inputs twice give the same bits: a race between warps would show up as a moving result.
+TEST(Flash2Mma, RepeatableBitForBit) {
+  if (!HaveGpu()) GTEST_SKIP() << "no CUDA device";
+  DeviceProblem problem(AttentionShape{1, 4, 777, 64, 0.125f, true}, DType::kBf16, 0);
+  problem.Fill(FreshSeed());
+  std::vector<std::uint16_t> first(problem.elements), second(problem.elements);
+  ASSERT_EQ(LaunchFlash2Mma(problem.args), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(first.data(), problem.args.o, problem.elements * 2, cudaMemcpyDeviceToHost), cudaSuccess);
+  ASSERT_EQ(mma_check::Poison(problem.args.o, problem.elements, DType::kBf16, nullptr), cudaSuccess);
+  ASSERT_EQ(LaunchFlash2Mma(problem.args), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(second.data(), problem.args.o, problem.elements * 2, cudaMemcpyDeviceToHost), cudaSuccess);
+  EXPECT_EQ(first, second);
+}
+
+// Shapes and dtypes it cannot run get a reason, never a silent skip; bad options bits are refused.
+TEST(Flash2Mma, SaysWhyItDoesNotApply) {
+  const AttentionShape good{1, 1, 256, 64, 0.125f, false};
+  EXPECT_FALSE(Flash2MmaNotApplicable(good, DType::kFp16).has_value());
+  EXPECT_FALSE(Flash2MmaNotApplicable(good, DType::kBf16).has_value());
+  EXPECT_NE(Flash2MmaNotApplicable(good, DType::kFp32).value_or("").find("fp32"), std::string::npos);
+  AttentionShape d96 = good;
+  d96.d = 96;
+  EXPECT_NE(Flash2MmaNotApplicable(d96, DType::kFp16).value_or("").find("d = 96"), std::string::npos);
+  AttentionShape negative_scale = good;
+  negative_scale.scale = -1.0f;
+  EXPECT_TRUE(Flash2MmaNotApplicable(negative_scale, DType::kFp16).has_value());
+  AttentionShape empty = good;
+  empty.n = 0;
+  EXPECT_TRUE(Flash2MmaNotApplicable(empty, DType::kFp16).has_value());
+  EXPECT_EQ(Flash2MmaWorkspaceBytes(good, DType::kFp16), 0u);
+  AttentionArgs args;
+  args.shape = good;
+  args.dtype = DType::kFp16;
+  args.options = 1u << 7;
+  EXPECT_EQ(LaunchFlash2Mma(args), cudaErrorInvalidValue);  // refused before any pointer is touched
+  EXPECT_EQ(Flash2MmaOptionsName(kFlash2MmaNoSwizzle | kFlash2MmaPThroughSmem), "no-swizzle+p-smem");
+}
+
+}  // namespace
+}  // namespace flashviz::cuda
