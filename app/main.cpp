@@ -47,6 +47,7 @@ int main(int argc, char** argv) {
   flashviz::AddTraceCommand(app, commands);
   flashviz::AddHw4Command(app, commands);
   flashviz::AddGenCommand(app, commands);
+  flashviz::AddVortexCommand(app, commands);
 
   std::vector<std::string> args = WithDefaultSubcommand(argc, argv, commands, default_command);
   std::vector<char*> arg_pointers;
