@@ -17,17 +17,17 @@ echo "== tests"
 timeout 240 "$D/kernels_cuda_mma_tests" --gtest_brief=1 > "$OUT/tests.log" 2>&1; echo "tests rc=$?"
 grep -E "FAILED|PASSED|SKIPPED \]" "$OUT/tests.log" | head -20
 echo "== flash2_mma timing (default options)"
-timeout 240 "$D/flash2_mma_bench" time --csv "$OUT/ours.csv" 2>&1 | tee "$OUT/run.log" | grep -E "FAIL|time" | cut -c1-110
+timeout 300 "$D/flash2_mma_bench" time --options ${SWEEP_OPTIONS:-0} --csv "$OUT/ours.csv" 2>&1 | tee "$OUT/run.log" | grep -E "FAIL" | cut -c1-140
 echo "== PyTorch SDPA peers"
 timeout 200 python3 scripts/sdpa_peers.py --csv "$OUT/torch.csv" 2>&1 | tee -a "$OUT/run.log" | tail -3
 echo "== ablation"
-timeout 150 "$D/flash2_mma_bench" time --dtype fp16 --causal ${ABLATION_CAUSAL:-0} --n 2048,8192 --options 1,2,4,8,15 \
-  --csv "$OUT/ablation.csv" 2>&1 | tee -a "$OUT/run.log" | grep -E "FAIL|time" | cut -c1-110
+timeout 150 "$D/flash2_mma_bench" time --dtype fp16 --causal ${ABLATION_CAUSAL:-0} --n 2048,8192 --options ${ABLATION_OPTIONS:-1,2,4,8,16,32,63} \
+  --csv "$OUT/ablation.csv" 2>&1 | tee -a "$OUT/run.log" | grep -E "FAIL" | cut -c1-140
 tail -n +2 "$OUT/ablation.csv" >> "$OUT/ours.csv"
 echo "== compute-sanitizer (N = 200, B·H = 2)"
 {
-  timeout 150 compute-sanitizer --tool memcheck "$D/flash2_mma_bench" sanitize 2>&1 | tail -4
-  timeout 150 compute-sanitizer --tool racecheck "$D/flash2_mma_bench" sanitize 0,15 2>&1 | tail -4
+  timeout 150 compute-sanitizer --tool memcheck "$D/flash2_mma_bench" sanitize ${MEMCHECK_OPTIONS:-0,1,2,4,8,16,32,63} 2>&1 | tail -4
+  timeout 150 compute-sanitizer --tool racecheck "$D/flash2_mma_bench" sanitize ${RACECHECK_OPTIONS:-0,63} 2>&1 | tail -4
 } > "$OUT/sanitize.log" 2>&1
 cat "$OUT/sanitize.log"
 echo "== report"

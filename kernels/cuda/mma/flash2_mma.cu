@@ -25,11 +25,14 @@
 #include <cstdint>
 
 #include "kernels/common/format.h"
+#include "kernels/cuda/mma/flash2_mma_kernel.cuh"
 
 namespace flashviz::cuda {
 namespace mma_detail {
-cudaError_t LaunchFlash2MmaD64(const AttentionArgs& args, float scale_log2);
-cudaError_t LaunchFlash2MmaD128(const AttentionArgs& args, float scale_log2);
+cudaError_t LaunchFlash2MmaFp16D64(const AttentionArgs& args, float scale_log2);
+cudaError_t LaunchFlash2MmaFp16D128(const AttentionArgs& args, float scale_log2);
+cudaError_t LaunchFlash2MmaBf16D64(const AttentionArgs& args, float scale_log2);
+cudaError_t LaunchFlash2MmaBf16D128(const AttentionArgs& args, float scale_log2);
 }  // namespace mma_detail
 
 std::string Flash2MmaOptionsName(unsigned options) {
@@ -42,12 +45,17 @@ std::string Flash2MmaOptionsName(unsigned options) {
   if (options & kFlash2MmaNoSwizzle) add("no-swizzle");
   if (options & kFlash2MmaNoPipeline) add("no-pipeline");
   if (options & kFlash2MmaPThroughSmem) add("p-smem");
-  if (options & kFlash2MmaQFromSmem) add("q-smem");
+  if (options & kFlash2MmaOtherQPlacement) add("other-q");
+  if (options & kFlash2MmaOtherWarpRows) add("other-rows");
+  if (options & kFlash2MmaAlwaysRescale) add("always-rescale");
   if (options & ~kFlash2MmaAllOptions) add(Sprintf("unknown-0x%x", options & ~kFlash2MmaAllOptions));
   return name;
 }
 
-Flash2MmaTiles Flash2MmaTileShape(int /*d*/) { return Flash2MmaTiles{128, 64, 8}; }
+Flash2MmaTiles Flash2MmaTileShape(int d) {
+  const unsigned shape = d == 128 ? mma_detail::kFlash2MmaDefaultShapeD128 : mma_detail::kFlash2MmaDefaultShapeD64;
+  return Flash2MmaTiles{128, 64, (shape & mma_detail::kFlagTwoMTiles) ? 4 : 8};
+}
 
 std::optional<std::string> Flash2MmaNotApplicable(const AttentionShape& shape, DType dtype) {
   if (dtype == DType::kFp32) return "fp32: flash2_mma takes fp16 or bf16 inputs (mma.sync m16n8k16)";
@@ -72,8 +80,11 @@ cudaError_t LaunchFlash2Mma(const AttentionArgs& args) {
   for (const void* pointer : {args.q, args.k, args.v, static_cast<const void*>(args.o)})
     if (pointer == nullptr || reinterpret_cast<std::uintptr_t>(pointer) % 16 != 0) return cudaErrorInvalidValue;
   const float scale_log2 = args.shape.scale * 1.4426950408889634f;
-  return args.shape.d == 64 ? mma_detail::LaunchFlash2MmaD64(args, scale_log2)
-                            : mma_detail::LaunchFlash2MmaD128(args, scale_log2);
+  if (args.dtype == DType::kFp16)
+    return args.shape.d == 64 ? mma_detail::LaunchFlash2MmaFp16D64(args, scale_log2)
+                              : mma_detail::LaunchFlash2MmaFp16D128(args, scale_log2);
+  return args.shape.d == 64 ? mma_detail::LaunchFlash2MmaBf16D64(args, scale_log2)
+                            : mma_detail::LaunchFlash2MmaBf16D128(args, scale_log2);
 }
 
 }  // namespace flashviz::cuda

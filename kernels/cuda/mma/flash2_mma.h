@@ -22,21 +22,30 @@ enum Flash2MmaOption : unsigned {
   // P̃_ij goes through shared memory (stored from the S accumulators, read back with ldmatrix) instead of
   // being reused in registers as the A operand of P̃_ij·V_j.
   kFlash2MmaPThroughSmem = 1u << 2,
-  // Q_i's A fragments re-read from shared memory (ldmatrix) for every K_j instead of held in registers for the
-  // whole loop: more shared-memory reads, fewer registers (d = 128 then fits two blocks on a multiprocessor).
-  kFlash2MmaQFromSmem = 1u << 3,
+  // Q_i's A fragments: the other placement than the default for this d. Held in registers for the whole loop
+  // (fewer shared-memory reads, more registers) or re-read with ldmatrix for every K_j. Default: re-read for
+  // both d (measured faster: the registers go to more K/V fragments in flight).
+  kFlash2MmaOtherQPlacement = 1u << 3,
+  // The other warp shape than the default for this d: 16 rows a warp (8 warps, each K_j/V_j fragment feeds 2
+  // mma) or 32 rows a warp (4 warps, two m16 tiles, each fragment feeds 4 mma: half the ldmatrix traffic).
+  // Default: 16 rows at d = 64, 32 rows at d = 128.
+  kFlash2MmaOtherWarpRows = 1u << 4,
+  // Rescale O_i by α = e^(m_old − m_new) after every tile, instead of only when some row max of the warp moved
+  // (α = 1 exactly otherwise, so skipping it changes no bit of the result).
+  kFlash2MmaAlwaysRescale = 1u << 5,
 };
-inline constexpr unsigned kFlash2MmaAllOptions =
-    kFlash2MmaNoSwizzle | kFlash2MmaNoPipeline | kFlash2MmaPThroughSmem | kFlash2MmaQFromSmem;
+inline constexpr unsigned kFlash2MmaAllOptions = kFlash2MmaNoSwizzle | kFlash2MmaNoPipeline | kFlash2MmaPThroughSmem |
+                                                 kFlash2MmaOtherQPlacement | kFlash2MmaOtherWarpRows |
+                                                 kFlash2MmaAlwaysRescale;
 
 // A short name for an options word ("default", "no-swizzle+p-smem", ...), for tables and test names.
 std::string Flash2MmaOptionsName(unsigned options);
 
-// The tile shape the kernel uses for head dimension d (B_r = 128 rows of Q, 16 per warp; B_c keys per tile).
+// The tile shape the default kernel (options = 0) uses for head dimension d.
 struct Flash2MmaTiles {
   int block_rows;  // B_r
   int block_cols;  // B_c
-  int warps;
+  int warps;       // B_r / rows per warp
 };
 Flash2MmaTiles Flash2MmaTileShape(int d);
 

@@ -1,11 +1,11 @@
-// The flash2_mma kernel template (included by the instantiation files flash2_mma_d64.cu / flash2_mma_d128.cu).
+// The flash2_mma kernel template (included by the instantiation files flash2_mma_{fp16,bf16}_d{64,128}.cu).
 // flash2_mma.cu holds the story (what changes versus flash2_wmma, the measured numbers) and the dispatch.
 //
 // [SECTION] index
 //   1. PTX wrappers: cp.async, ldmatrix, mma.sync, ex2
-//   2. Traits: tile sizes, shared-memory layout, the XOR swizzle
+//   2. Flags and traits: tile sizes, shared-memory layout, the XOR swizzle
 //   3. The kernel: per Q tile i, loop over K_j/V_j; S_ij, online softmax and O_i in registers
-//   4. Host launch template
+//   4. Host launch: options word → flags → one of 2^kFlagCount kernels
 //
 // Fragment layouts used below (PTX ISA, "Matrix fragments for mma.m16n8k16"), lane = 0..31, g = lane / 4,
 // c = lane % 4:
@@ -24,6 +24,7 @@
 #include <cmath>
 #include <cstdint>
 #include <type_traits>
+#include <utility>
 
 #include "kernels/cuda/mma/flash2_mma.h"
 
@@ -100,23 +101,38 @@ __device__ __forceinline__ float Exp2(float x) {
 // [SECTION] 2. Traits
 // ---------------------------------------------------------------------------------------------------------
 
-template <int kD>
+// The kernel's compile-time configuration, one bit per choice (AttentionArgs::options flips them, see
+// ConfigFor below): every combination is a kernel of its own, so a switched-off optimization costs nothing
+// at run time and its gain is measured on exactly the code that ships.
+enum Flash2MmaFlag : unsigned {
+  kFlagSwizzle = 1u << 0,        // XOR-swizzled shared-memory tiles
+  kFlagPipeline = 1u << 1,       // two K/V buffers, cp.async of tile j+1 under the work on tile j
+  kFlagPInRegisters = 1u << 2,   // P̃_ij reused from the S accumulators as the A operand of P̃_ij V_j
+  kFlagQInRegisters = 1u << 3,   // Q_i's A fragments loaded once, kept in registers for the whole loop
+  kFlagTwoMTiles = 1u << 4,      // each warp owns 32 rows (two m16 tiles: every K_j/V_j fragment feeds 4 mma)
+  kFlagLazyRescale = 1u << 5,    // O_i ← α·O_i skipped when no row max of the warp moved (α = 1 exactly)
+};
+inline constexpr unsigned kFlagCount = 6;
+
+template <int kD, unsigned kFlags>
 struct Flash2MmaTraits {
+  static constexpr int kMTiles = (kFlags & kFlagTwoMTiles) ? 2 : 1;  // m16 tiles per warp
+  static constexpr int kRowsPerWarp = 16 * kMTiles;
   static constexpr int kBr = 128;                // B_r: rows of Q_i per block
-  static constexpr int kWarps = 8;               // each warp owns 16 rows of Q_i
+  static constexpr int kWarps = kBr / kRowsPerWarp;
   static constexpr int kThreads = kWarps * 32;
   static constexpr int kBc = 64;                 // B_c: keys per K_j/V_j tile
-  static constexpr int kChunksPerRow = kD / 8;   // 16-byte chunks in a row of d 16-bit elements
-  // Blocks per multiprocessor the register allocation is capped for (__launch_bounds__): 2 → at most 128
-  // registers a thread. d = 128 with Q_i's fragments in registers (64 O + 32 S + 32 Q accumulators and operands)
-  // does not fit that without spilling, so it runs one block of 8 warps per multiprocessor instead.
-  static constexpr int MinBlocksPerSm(bool q_in_registers) { return (kD == 128 && q_in_registers) ? 1 : 2; }
+  static constexpr bool kPipeline = (kFlags & kFlagPipeline) != 0;
+  static constexpr bool kPInRegisters = (kFlags & kFlagPInRegisters) != 0;
   static constexpr int kQBytes = kBr * kD * 2;
   static constexpr int kKVTileBytes = kBc * kD * 2;
-  static constexpr int kPBytes = kBr * kBc * 2;  // only with kFlash2MmaPThroughSmem
-  static int SharedBytes(bool pipeline, bool p_through_smem) {
-    return kQBytes + (pipeline ? 2 : 1) * 2 * kKVTileBytes + (p_through_smem ? kPBytes : 0);
-  }
+  static constexpr int kPBytes = kBr * kBc * 2;  // only when P̃ goes through shared memory
+  static constexpr int kSharedBytes = kQBytes + (kPipeline ? 2 : 1) * 2 * kKVTileBytes + (kPInRegisters ? 0 : kPBytes);
+  // Blocks per multiprocessor the registers are budgeted for (__launch_bounds__). 8 warps × 2 blocks → at most
+  // 128 registers a thread; d = 128 with 16 rows a warp and Q_i in registers needs ~230 (64 O + 32 S + 32 Q and
+  // the K fragments in flight), so that one runs a single block. 4 warps × 2 blocks → at most 255.
+  static constexpr int kMinBlocksPerSm =
+      (kMTiles == 1 && kD == 128 && (kFlags & kFlagQInRegisters)) ? 1 : 2;
 };
 
 // Byte offset of 16-byte chunk `chunk` of row `row` in a tile of kChunksPerRow chunks per row. With the
@@ -167,6 +183,7 @@ __device__ __forceinline__ void LoadTileAsync(std::uint32_t shared_tile, const T
 // [SECTION] 3. The kernel
 // ---------------------------------------------------------------------------------------------------------
 
+
 template <typename T>
 struct Flash2MmaParams {
   const T* q;
@@ -178,22 +195,25 @@ struct Flash2MmaParams {
   bool causal;
 };
 
-// Q fragments live in registers only for some d; elsewhere the array is a one-slot placeholder that is never read.
-template <int kD, bool kInRegisters>
-__host__ __device__ constexpr int QFragmentSlots() {
-  return kInRegisters ? kD / 16 : 1;
-}
-
 // Grid: x = Q tile index (reversed when causal, so the longest rows start first), y = batch·head.
-template <typename T, int kD, bool kSwizzle, bool kPipeline, bool kPInRegisters, bool kQInRegisters>
-__global__ void __launch_bounds__(Flash2MmaTraits<kD>::kThreads, Flash2MmaTraits<kD>::MinBlocksPerSm(kQInRegisters))
+// Warp w owns rows [w·16·kMTiles, (w+1)·16·kMTiles) of Q_i; its m16 tile mi holds rows 16·mi.. of those, and a
+// lane holds rows g and g+8 of each m16 tile (g = lane / 4).
+template <typename T, int kD, unsigned kFlags>
+__global__ void __launch_bounds__(Flash2MmaTraits<kD, kFlags>::kThreads, Flash2MmaTraits<kD, kFlags>::kMinBlocksPerSm)
     Flash2MmaKernel(const Flash2MmaParams<T> params) {
-  using Traits = Flash2MmaTraits<kD>;
+  using Traits = Flash2MmaTraits<kD, kFlags>;
+  constexpr bool kSwizzle = (kFlags & kFlagSwizzle) != 0;
+  constexpr bool kPipeline = Traits::kPipeline;
+  constexpr bool kPInRegisters = Traits::kPInRegisters;
+  constexpr bool kQInRegisters = (kFlags & kFlagQInRegisters) != 0;
+  constexpr bool kLazyRescale = (kFlags & kFlagLazyRescale) != 0;
+  constexpr int kM = Traits::kMTiles, kRowsPerWarp = Traits::kRowsPerWarp;
   constexpr int kBr = Traits::kBr, kBc = Traits::kBc, kThreads = Traits::kThreads;
   constexpr int kKSteps = kD / 16;        // k-steps of S_ij = Q_i K_jᵀ (over d)
-  constexpr int kSTiles = kBc / 8;        // n8 tiles of S_ij per warp
+  constexpr int kSTiles = kBc / 8;        // n8 tiles of S_ij per m16 tile
   constexpr int kPVSteps = kBc / 16;      // k-steps of P̃_ij V_j (over keys)
-  constexpr int kOTiles = kD / 8;         // n8 tiles of O_i per warp
+  constexpr int kOTiles = kD / 8;         // n8 tiles of O_i per m16 tile
+  constexpr int kQSlots = kQInRegisters ? kKSteps : 1;  // a one-slot placeholder when Q_i stays in shared memory
 
   extern __shared__ __align__(1024) unsigned char shared[];  // 1024: see ChunkAddress
   const std::uint32_t shared_q = SharedAddress(shared);
@@ -207,7 +227,7 @@ __global__ void __launch_bounds__(Flash2MmaTraits<kD>::kThreads, Flash2MmaTraits
   const int n = params.n;
   const int q_tile = params.causal ? static_cast<int>(gridDim.x - 1 - blockIdx.x) : static_cast<int>(blockIdx.x);
   const int q_row0 = q_tile * kBr;                    // first row of Q_i
-  const int warp_row0 = q_row0 + warp * 16;           // first row this warp owns
+  const int warp_row0 = q_row0 + warp * kRowsPerWarp; // first row this warp owns
   const std::size_t head = static_cast<std::size_t>(blockIdx.y) * n * kD;
   const T* q_head = params.q + head;
   const T* k_head = params.k + head;
@@ -231,7 +251,7 @@ __global__ void __launch_bounds__(Flash2MmaTraits<kD>::kThreads, Flash2MmaTraits
   // Q_i (A operand): lanes 0-15 rows 0-15 at chunk 2k, lanes 16-31 the same rows at chunk 2k+1.
   const int a_row = lane % 16, a_chunk = lane / 16;
   const std::uint32_t q_lane =
-      shared_q + (warp * 16 + a_row) * kRowBytes + LaneChunkBytes<kSwizzle>(a_chunk, lane_mod8);
+      shared_q + (warp * kRowsPerWarp + a_row) * kRowBytes + LaneChunkBytes<kSwizzle>(a_chunk, lane_mod8);
   // K_j (B operand of S): lanes 0-7 keys 0-7 chunk 2k, 8-15 keys 0-7 chunk 2k+1, 16-23 keys 8-15 chunk 2k,
   // 24-31 keys 8-15 chunk 2k+1 → registers {b0, b1} of key tile 0, {b0, b1} of key tile 1.
   const int k_row = (lane / 16) * 8 + lane % 8, k_chunk = (lane / 8) % 2;
@@ -240,18 +260,24 @@ __global__ void __launch_bounds__(Flash2MmaTraits<kD>::kThreads, Flash2MmaTraits
   // chunk 2u+1, 24-31 keys 8-15 chunk 2u+1 → {b0, b1} of d tile 2u, {b0, b1} of d tile 2u+1.
   const int v_row = lane % 16, v_chunk = lane / 16;
   const std::uint32_t v_lane = shared_v + v_row * kRowBytes + LaneChunkBytes<kSwizzle>(v_chunk, lane_mod8);
-  // P̃_ij through shared memory (option): this warp's 16 × B_c slice, read back like Q_i, written per C tile.
-  const std::uint32_t warp_p = shared_p + warp * 16 * kPRowBytes;
+  // P̃_ij through shared memory (option): this warp's kRowsPerWarp × B_c slice, read back like Q_i.
+  const std::uint32_t warp_p = shared_p + warp * kRowsPerWarp * kPRowBytes;
   const std::uint32_t p_load_lane = warp_p + a_row * kPRowBytes + LaneChunkBytes<kSwizzle>(a_chunk, lane_mod8);
 
-  std::uint32_t q_fragment[QFragmentSlots<kD, kQInRegisters>()][4];
-  float o_acc[kOTiles][4];
+  std::uint32_t q_fragment[kM][kQSlots][4];
+  float o_acc[kM][kOTiles][4];
 #pragma unroll
-  for (int t = 0; t < kOTiles; ++t) o_acc[t][0] = o_acc[t][1] = o_acc[t][2] = o_acc[t][3] = 0.0f;
-  // Rows g and g+8 of this warp's 16: running max m_i (raw score units) and this lane's part of ℓ_i
+  for (int mi = 0; mi < kM; ++mi)
+#pragma unroll
+    for (int t = 0; t < kOTiles; ++t) o_acc[mi][t][0] = o_acc[mi][t][1] = o_acc[mi][t][2] = o_acc[mi][t][3] = 0.0f;
+  // Rows g and g+8 of each m16 tile: running max m_i (raw score units) and this lane's part of ℓ_i
   // (the quad's four partial sums are added once, at the end: α rescales all four alike).
-  float row_max[2] = {-INFINITY, -INFINITY};
-  float row_sum[2] = {0.0f, 0.0f};
+  float row_max[kM][2], row_sum[kM][2];
+#pragma unroll
+  for (int mi = 0; mi < kM; ++mi) {
+    row_max[mi][0] = row_max[mi][1] = -INFINITY;
+    row_sum[mi][0] = row_sum[mi][1] = 0.0f;
+  }
   const float scale_log2 = params.scale_log2;
   const int g = lane / 4, c = lane % 4;
   const bool warp_has_rows = warp_row0 < n;
@@ -289,35 +315,45 @@ __global__ void __launch_bounds__(Flash2MmaTraits<kD>::kThreads, Flash2MmaTraits
     if constexpr (kQInRegisters) {
       if (j == 0) {
 #pragma unroll
-        for (int ks = 0; ks < kKSteps; ++ks)
-          LoadMatrixX4(q_fragment[ks], ChunkAddress<kSwizzle>(q_lane, ks * 32));
+        for (int mi = 0; mi < kM; ++mi)
+#pragma unroll
+          for (int ks = 0; ks < kKSteps; ++ks)
+            LoadMatrixX4(q_fragment[mi][ks], ChunkAddress<kSwizzle>(q_lane, ks * 32) + mi * 16 * kRowBytes);
       }
     }
-    // A warp whose 16 rows are all padding, or (causal) all before this tile's first key, has nothing to add.
-    if (!warp_has_rows || (params.causal && kv_col0 > warp_row0 + 15)) continue;
+    // A warp whose rows are all padding, or (causal) all before this tile's first key, has nothing to add.
+    if (!warp_has_rows || (params.causal && kv_col0 > warp_row0 + kRowsPerWarp - 1)) continue;
 
     const std::uint32_t stage_k_lane = k_lane + stage * Traits::kKVTileBytes;
     const std::uint32_t stage_v_lane = v_lane + stage * Traits::kKVTileBytes;
 
-    // S_ij = Q_i K_jᵀ for this warp's 16 rows: kSTiles tiles of 16×8, fp32.
-    float s[kSTiles][4];
+    // S_ij = Q_i K_jᵀ for this warp's rows: kM × kSTiles tiles of 16×8, fp32. Each K_j fragment feeds kM·2 mma.
+    float s[kM][kSTiles][4];
 #pragma unroll
-    for (int t = 0; t < kSTiles; ++t) s[t][0] = s[t][1] = s[t][2] = s[t][3] = 0.0f;
+    for (int mi = 0; mi < kM; ++mi)
+#pragma unroll
+      for (int t = 0; t < kSTiles; ++t) s[mi][t][0] = s[mi][t][1] = s[mi][t][2] = s[mi][t][3] = 0.0f;
 #pragma unroll
     for (int ks = 0; ks < kKSteps; ++ks) {
-      std::uint32_t a[4];
-      if constexpr (kQInRegisters) {
+      std::uint32_t a[kM][4];
 #pragma unroll
-        for (int r = 0; r < 4; ++r) a[r] = q_fragment[ks][r];
-      } else {
-        LoadMatrixX4(a, ChunkAddress<kSwizzle>(q_lane, ks * 32));
+      for (int mi = 0; mi < kM; ++mi) {
+        if constexpr (kQInRegisters) {
+#pragma unroll
+          for (int r = 0; r < 4; ++r) a[mi][r] = q_fragment[mi][ks][r];
+        } else {
+          LoadMatrixX4(a[mi], ChunkAddress<kSwizzle>(q_lane, ks * 32) + mi * 16 * kRowBytes);
+        }
       }
 #pragma unroll
       for (int kp = 0; kp < kSTiles / 2; ++kp) {
         std::uint32_t b[4];
         LoadMatrixX4(b, ChunkAddress<kSwizzle>(stage_k_lane, ks * 32) + kp * 16 * kRowBytes);
-        MmaM16N8K16<T>(s[2 * kp], a, b[0], b[1]);
-        MmaM16N8K16<T>(s[2 * kp + 1], a, b[2], b[3]);
+#pragma unroll
+        for (int mi = 0; mi < kM; ++mi) {
+          MmaM16N8K16<T>(s[mi][2 * kp], a[mi], b[0], b[1]);
+          MmaM16N8K16<T>(s[mi][2 * kp + 1], a[mi], b[2], b[3]);
+        }
       }
     }
 
@@ -325,53 +361,69 @@ __global__ void __launch_bounds__(Flash2MmaTraits<kD>::kThreads, Flash2MmaTraits
     const bool crosses_n = kv_col0 + kBc > n;
     const bool crosses_diagonal = params.causal && kv_col0 + kBc - 1 > warp_row0;
     if (crosses_n || crosses_diagonal) {
-      const int row_a = warp_row0 + g, row_b = row_a + 8;
 #pragma unroll
-      for (int t = 0; t < kSTiles; ++t) {
+      for (int mi = 0; mi < kM; ++mi) {
+        const int row_a = warp_row0 + mi * 16 + g, row_b = row_a + 8;
 #pragma unroll
-        for (int e = 0; e < 2; ++e) {
-          const int col = kv_col0 + t * 8 + 2 * c + e;
-          const bool out = col >= n;
-          if (out || (params.causal && col > row_a)) s[t][e] = -INFINITY;
-          if (out || (params.causal && col > row_b)) s[t][2 + e] = -INFINITY;
+        for (int t = 0; t < kSTiles; ++t) {
+#pragma unroll
+          for (int e = 0; e < 2; ++e) {
+            const int col = kv_col0 + t * 8 + 2 * c + e;
+            const bool out = col >= n;
+            if (out || (params.causal && col > row_a)) s[mi][t][e] = -INFINITY;
+            if (out || (params.causal && col > row_b)) s[mi][t][2 + e] = -INFINITY;
+          }
         }
       }
     }
 
     // Online softmax: m_new = max(m_old, rowmax S_ij); α = e^(scale·(m_old − m_new)); P̃_ij = e^(scale·(S_ij − m_new)).
-    float tile_max[2] = {row_max[0], row_max[1]};
+    float max_scaled[kM][2], alpha[kM][2];
+    bool any_max_moved = false;
 #pragma unroll
-    for (int t = 0; t < kSTiles; ++t) {
-      tile_max[0] = fmaxf(tile_max[0], fmaxf(s[t][0], s[t][1]));
-      tile_max[1] = fmaxf(tile_max[1], fmaxf(s[t][2], s[t][3]));
-    }
-    float max_scaled[2], alpha[2];
+    for (int mi = 0; mi < kM; ++mi) {
+      float tile_max[2] = {row_max[mi][0], row_max[mi][1]};
 #pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      // The four lanes of a quad hold the 2·kSTiles·4 = kBc columns of a row between them.
-      tile_max[r] = fmaxf(tile_max[r], __shfl_xor_sync(0xffffffffu, tile_max[r], 1));
-      tile_max[r] = fmaxf(tile_max[r], __shfl_xor_sync(0xffffffffu, tile_max[r], 2));
-      // A row with every key so far masked keeps m = −∞; subtract 0 then so that no −∞ − (−∞) = NaN appears.
-      max_scaled[r] = tile_max[r] == -INFINITY ? 0.0f : tile_max[r] * scale_log2;
-      alpha[r] = Exp2(row_max[r] * scale_log2 - max_scaled[r]);
-      row_max[r] = tile_max[r];
-      row_sum[r] *= alpha[r];
-    }
+      for (int t = 0; t < kSTiles; ++t) {
+        tile_max[0] = fmaxf(tile_max[0], fmaxf(s[mi][t][0], s[mi][t][1]));
+        tile_max[1] = fmaxf(tile_max[1], fmaxf(s[mi][t][2], s[mi][t][3]));
+      }
 #pragma unroll
-    for (int t = 0; t < kOTiles; ++t) {
-      o_acc[t][0] *= alpha[0];
-      o_acc[t][1] *= alpha[0];
-      o_acc[t][2] *= alpha[1];
-      o_acc[t][3] *= alpha[1];
-    }
-#pragma unroll
-    for (int t = 0; t < kSTiles; ++t) {
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        s[t][e] = Exp2(fmaf(s[t][e], scale_log2, -max_scaled[e / 2]));
-        row_sum[e / 2] += s[t][e];
+      for (int r = 0; r < 2; ++r) {
+        // The four lanes of a quad hold the row's B_c columns between them.
+        tile_max[r] = fmaxf(tile_max[r], __shfl_xor_sync(0xffffffffu, tile_max[r], 1));
+        tile_max[r] = fmaxf(tile_max[r], __shfl_xor_sync(0xffffffffu, tile_max[r], 2));
+        // A row with every key so far masked keeps m = −∞; subtract 0 then so that no −∞ − (−∞) = NaN appears.
+        max_scaled[mi][r] = tile_max[r] == -INFINITY ? 0.0f : tile_max[r] * scale_log2;
+        const bool moved = tile_max[r] != row_max[mi][r];
+        any_max_moved |= moved;
+        alpha[mi][r] = moved ? Exp2(row_max[mi][r] * scale_log2 - max_scaled[mi][r]) : 1.0f;
+        row_max[mi][r] = tile_max[r];
+        row_sum[mi][r] *= alpha[mi][r];
       }
     }
+    // O_i ← diag(α) O_i. With the lazy rescale the warp skips it when no row's max moved (every α is exactly 1,
+    // so the result is bit-identical); after the first few tiles of random data that is most tiles.
+    if (!kLazyRescale || __any_sync(0xffffffffu, any_max_moved)) {
+#pragma unroll
+      for (int mi = 0; mi < kM; ++mi)
+#pragma unroll
+        for (int t = 0; t < kOTiles; ++t) {
+          o_acc[mi][t][0] *= alpha[mi][0];
+          o_acc[mi][t][1] *= alpha[mi][0];
+          o_acc[mi][t][2] *= alpha[mi][1];
+          o_acc[mi][t][3] *= alpha[mi][1];
+        }
+    }
+#pragma unroll
+    for (int mi = 0; mi < kM; ++mi)
+#pragma unroll
+      for (int t = 0; t < kSTiles; ++t)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          s[mi][t][e] = Exp2(fmaf(s[mi][t][e], scale_log2, -max_scaled[mi][e / 2]));
+          row_sum[mi][e / 2] += s[mi][t][e];
+        }
 
     // O_i += P̃_ij V_j. The A operand of k-step u (keys 16u..16u+15) is S tiles 2u and 2u+1, repacked.
     if constexpr (!kPInRegisters) {
@@ -379,112 +431,131 @@ __global__ void __launch_bounds__(Flash2MmaTraits<kD>::kThreads, Flash2MmaTraits
       // Row g, chunk t (cols 8t..8t+7), bytes 4c..4c+3 of the chunk (cols 2c, 2c+1); row g+8 is 8 rows down.
       const std::uint32_t p_store_lane = warp_p + g * kPRowBytes + LaneChunkBytes<kSwizzle>(0, g % 8) + 4 * c;
 #pragma unroll
-      for (int t = 0; t < kSTiles; ++t) {
-        const std::uint32_t top = PackPair<T>(s[t][0], s[t][1]), bottom = PackPair<T>(s[t][2], s[t][3]);
-        const std::uint32_t address = ChunkAddress<kSwizzle>(p_store_lane, t * 16);
-        asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(address), "r"(top));
-        asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(address + 8 * kPRowBytes), "r"(bottom));
-      }
+      for (int mi = 0; mi < kM; ++mi)
+#pragma unroll
+        for (int t = 0; t < kSTiles; ++t) {
+          const std::uint32_t top = PackPair<T>(s[mi][t][0], s[mi][t][1]);
+          const std::uint32_t bottom = PackPair<T>(s[mi][t][2], s[mi][t][3]);
+          const std::uint32_t address = ChunkAddress<kSwizzle>(p_store_lane, t * 16) + mi * 16 * kPRowBytes;
+          asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(address), "r"(top));
+          asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(address + 8 * kPRowBytes), "r"(bottom));
+        }
       __syncwarp();  // P̃ written by all lanes before any lane reads a fragment of it
     }
 #pragma unroll
     for (int u = 0; u < kPVSteps; ++u) {
-      std::uint32_t p[4];
-      if constexpr (kPInRegisters) {
-        p[0] = PackPair<T>(s[2 * u][0], s[2 * u][1]);
-        p[1] = PackPair<T>(s[2 * u][2], s[2 * u][3]);
-        p[2] = PackPair<T>(s[2 * u + 1][0], s[2 * u + 1][1]);
-        p[3] = PackPair<T>(s[2 * u + 1][2], s[2 * u + 1][3]);
-      } else {
-        LoadMatrixX4(p, ChunkAddress<kSwizzle>(p_load_lane, u * 32));
+      std::uint32_t p[kM][4];
+#pragma unroll
+      for (int mi = 0; mi < kM; ++mi) {
+        if constexpr (kPInRegisters) {
+          p[mi][0] = PackPair<T>(s[mi][2 * u][0], s[mi][2 * u][1]);
+          p[mi][1] = PackPair<T>(s[mi][2 * u][2], s[mi][2 * u][3]);
+          p[mi][2] = PackPair<T>(s[mi][2 * u + 1][0], s[mi][2 * u + 1][1]);
+          p[mi][3] = PackPair<T>(s[mi][2 * u + 1][2], s[mi][2 * u + 1][3]);
+        } else {
+          LoadMatrixX4(p[mi], ChunkAddress<kSwizzle>(p_load_lane, u * 32) + mi * 16 * kPRowBytes);
+        }
       }
 #pragma unroll
       for (int dp = 0; dp < kOTiles / 2; ++dp) {
         std::uint32_t b[4];
         LoadMatrixX4Trans(b, ChunkAddress<kSwizzle>(stage_v_lane, dp * 32) + u * 16 * kRowBytes);
-        MmaM16N8K16<T>(o_acc[2 * dp], p, b[0], b[1]);
-        MmaM16N8K16<T>(o_acc[2 * dp + 1], p, b[2], b[3]);
+#pragma unroll
+        for (int mi = 0; mi < kM; ++mi) {
+          MmaM16N8K16<T>(o_acc[mi][2 * dp], p[mi], b[0], b[1]);
+          MmaM16N8K16<T>(o_acc[mi][2 * dp + 1], p[mi], b[2], b[3]);
+        }
       }
     }
   }
 
   // O_i = diag(ℓ_i)⁻¹ O_i, written straight from the accumulators (rows ≥ N are padding and never stored).
   if (!warp_has_rows) return;
-  float inverse_sum[2];
-#pragma unroll
-  for (int r = 0; r < 2; ++r) {
-    row_sum[r] += __shfl_xor_sync(0xffffffffu, row_sum[r], 1);
-    row_sum[r] += __shfl_xor_sync(0xffffffffu, row_sum[r], 2);
-    inverse_sum[r] = 1.0f / row_sum[r];
-  }
-  const int row_a = warp_row0 + g, row_b = row_a + 8;
   T* o_head = params.o + head;
 #pragma unroll
-  for (int t = 0; t < kOTiles; ++t) {
-    const int col = t * 8 + 2 * c;
-    if (row_a < n)
-      *reinterpret_cast<std::uint32_t*>(o_head + static_cast<std::size_t>(row_a) * kD + col) =
-          PackPair<T>(o_acc[t][0] * inverse_sum[0], o_acc[t][1] * inverse_sum[0]);
-    if (row_b < n)
-      *reinterpret_cast<std::uint32_t*>(o_head + static_cast<std::size_t>(row_b) * kD + col) =
-          PackPair<T>(o_acc[t][2] * inverse_sum[1], o_acc[t][3] * inverse_sum[1]);
+  for (int mi = 0; mi < kM; ++mi) {
+    float inverse_sum[2];
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      float sum = row_sum[mi][r];
+      sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+      sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+      inverse_sum[r] = 1.0f / sum;
+    }
+    const int row_a = warp_row0 + mi * 16 + g, row_b = row_a + 8;
+#pragma unroll
+    for (int t = 0; t < kOTiles; ++t) {
+      const int col = t * 8 + 2 * c;
+      if (row_a < n)
+        *reinterpret_cast<std::uint32_t*>(o_head + static_cast<std::size_t>(row_a) * kD + col) =
+            PackPair<T>(o_acc[mi][t][0] * inverse_sum[0], o_acc[mi][t][1] * inverse_sum[0]);
+      if (row_b < n)
+        *reinterpret_cast<std::uint32_t*>(o_head + static_cast<std::size_t>(row_b) * kD + col) =
+            PackPair<T>(o_acc[mi][t][2] * inverse_sum[1], o_acc[mi][t][3] * inverse_sum[1]);
+    }
   }
 }
 
 // ---------------------------------------------------------------------------------------------------------
-// [SECTION] 4. Host launch template
+// [SECTION] 4. Host launch: options word → flags → one of 2^kFlagCount kernels
 // ---------------------------------------------------------------------------------------------------------
 
-template <typename T, int kD, bool kSwizzle, bool kPipeline, bool kPInRegisters, bool kQInRegisters>
-cudaError_t LaunchFlash2MmaVariant(const Flash2MmaParams<T>& params, int batch_heads, cudaStream_t stream) {
-  using Traits = Flash2MmaTraits<kD>;
-  auto* kernel = &Flash2MmaKernel<T, kD, kSwizzle, kPipeline, kPInRegisters, kQInRegisters>;
-  const int shared_bytes = Traits::SharedBytes(kPipeline, !kPInRegisters);
+// The warp shape and Q_i placement that ship for each d (options = 0), chosen from the H200 measurements in
+// kernels/README.md: d = 64: 16 rows a warp (8 warps), Q_i re-read from shared memory; d = 128: 32 rows a warp
+// (4 warps, FlashAttention-2's own shape), Q_i re-read from shared memory.
+inline constexpr unsigned kFlash2MmaDefaultShapeD64 = 0;
+inline constexpr unsigned kFlash2MmaDefaultShapeD128 = kFlagTwoMTiles;
+
+template <int kD>
+constexpr unsigned DefaultFlags() {
+  constexpr unsigned kAlways = kFlagSwizzle | kFlagPipeline | kFlagPInRegisters | kFlagLazyRescale;
+  return kD == 64 ? (kAlways | kFlash2MmaDefaultShapeD64) : (kAlways | kFlash2MmaDefaultShapeD128);
+}
+
+// Each options bit flips one flag of the default (so options = 0 is the default, and a bit always means
+// "the other choice" for that one decision).
+constexpr unsigned FlagsForOptions(unsigned default_flags, unsigned options) {
+  unsigned flip = 0;
+  if (options & kFlash2MmaNoSwizzle) flip |= kFlagSwizzle;
+  if (options & kFlash2MmaNoPipeline) flip |= kFlagPipeline;
+  if (options & kFlash2MmaPThroughSmem) flip |= kFlagPInRegisters;
+  if (options & kFlash2MmaOtherQPlacement) flip |= kFlagQInRegisters;
+  if (options & kFlash2MmaOtherWarpRows) flip |= kFlagTwoMTiles;
+  if (options & kFlash2MmaAlwaysRescale) flip |= kFlagLazyRescale;
+  return default_flags ^ flip;
+}
+
+template <typename T, int kD, unsigned kFlags>
+cudaError_t LaunchFlash2MmaFlags(const Flash2MmaParams<T>& params, int batch_heads, cudaStream_t stream) {
+  using Traits = Flash2MmaTraits<kD, kFlags>;
+  auto* kernel = &Flash2MmaKernel<T, kD, kFlags>;
   // More than 48 KB of dynamic shared memory must be asked for once per kernel.
   static const cudaError_t attribute_status =
-      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, shared_bytes);
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Traits::kSharedBytes);
   if (attribute_status != cudaSuccess) return attribute_status;
   const dim3 grid((params.n + Traits::kBr - 1) / Traits::kBr, batch_heads);
-  kernel<<<grid, Traits::kThreads, shared_bytes, stream>>>(params);
+  kernel<<<grid, Traits::kThreads, Traits::kSharedBytes, stream>>>(params);
   return cudaGetLastError();
 }
 
-}  // namespace flashviz::cuda::mma_detail
+template <typename T, int kD, unsigned... kFlags>
+cudaError_t LaunchByFlags(unsigned flags, const Flash2MmaParams<T>& params, int batch_heads, cudaStream_t stream,
+                          std::integer_sequence<unsigned, kFlags...>) {
+  using Launcher = cudaError_t (*)(const Flash2MmaParams<T>&, int, cudaStream_t);
+  static constexpr Launcher kTable[] = {&LaunchFlash2MmaFlags<T, kD, kFlags>...};
+  return kTable[flags](params, batch_heads, stream);
+}
 
-namespace flashviz::cuda::mma_detail {
-
-// Every (dtype, options) pair for one d: 2 × 16 kernels, chosen at run time from AttentionArgs.
-template <int kD>
+// One dtype and d: the kernel for AttentionArgs::options (already validated by LaunchFlash2Mma).
+template <typename T, int kD>
 cudaError_t DispatchFlash2Mma(const AttentionArgs& args, float scale_log2) {
-  const int batch_heads = args.shape.batch * args.shape.heads;
-  const auto run = [&]<typename T>(T*) -> cudaError_t {
-    const Flash2MmaParams<T> params{static_cast<const T*>(args.q), static_cast<const T*>(args.k),
-                                    static_cast<const T*>(args.v), static_cast<T*>(args.o),
-                                    args.shape.n,                  scale_log2,
-                                    args.shape.causal};
-    const bool swizzle = !(args.options & kFlash2MmaNoSwizzle);
-    const bool pipeline = !(args.options & kFlash2MmaNoPipeline);
-    const bool p_in_registers = !(args.options & kFlash2MmaPThroughSmem);
-    const bool q_in_registers = !(args.options & kFlash2MmaQFromSmem);
-    const auto with_q = [&]<bool kSwizzle, bool kPipeline, bool kPInRegisters, bool kQInRegisters>() {
-      return LaunchFlash2MmaVariant<T, kD, kSwizzle, kPipeline, kPInRegisters, kQInRegisters>(params, batch_heads,
-                                                                                             args.stream);
-    };
-    const auto with = [&]<bool kSwizzle, bool kPipeline, bool kPInRegisters>() {
-      return q_in_registers ? with_q.template operator()<kSwizzle, kPipeline, kPInRegisters, true>()
-                            : with_q.template operator()<kSwizzle, kPipeline, kPInRegisters, false>();
-    };
-    const auto with_p = [&]<bool kSwizzle, bool kPipeline>() {
-      return p_in_registers ? with.template operator()<kSwizzle, kPipeline, true>()
-                            : with.template operator()<kSwizzle, kPipeline, false>();
-    };
-    const auto with_pipeline = [&]<bool kSwizzle>() {
-      return pipeline ? with_p.template operator()<kSwizzle, true>() : with_p.template operator()<kSwizzle, false>();
-    };
-    return swizzle ? with_pipeline.template operator()<true>() : with_pipeline.template operator()<false>();
-  };
-  if (args.dtype == DType::kFp16) return run(static_cast<__half*>(nullptr));
-  return run(static_cast<__nv_bfloat16*>(nullptr));
+  const Flash2MmaParams<T> params{static_cast<const T*>(args.q), static_cast<const T*>(args.k),
+                                  static_cast<const T*>(args.v), static_cast<T*>(args.o),
+                                  args.shape.n,                  scale_log2,
+                                  args.shape.causal};
+  const unsigned flags = FlagsForOptions(DefaultFlags<kD>(), args.options);
+  return LaunchByFlags<T, kD>(flags, params, args.shape.batch * args.shape.heads, args.stream,
+                              std::make_integer_sequence<unsigned, 1u << kFlagCount>{});
 }
 
 }  // namespace flashviz::cuda::mma_detail

@@ -155,6 +155,8 @@ TEST(Flash2Mma, SaysWhyItDoesNotApply) {
   args.options = 1u << 7;
   EXPECT_EQ(LaunchFlash2Mma(args), cudaErrorInvalidValue);  // refused before any pointer is touched
   EXPECT_EQ(Flash2MmaOptionsName(kFlash2MmaNoSwizzle | kFlash2MmaPThroughSmem), "no-swizzle+p-smem");
+  EXPECT_EQ(Flash2MmaTileShape(64).block_rows, 128);
+  EXPECT_EQ(Flash2MmaTileShape(128).block_cols, 64);
 }
 
 }  // namespace
