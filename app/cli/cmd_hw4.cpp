@@ -1,10 +1,24 @@
-// flashviz hw4 INPUT OUTPUT [--backend auto|cpu|cuda] [--kernel ID] [--verbose]
+// flashviz hw4 INPUT OUTPUT [--backend auto|cpu|cuda] [--kernel ID] [--threads T] [--verbose]
 // The course assignment's program: read the HW4 file, write O = softmax(QKᵀ/√d)V for every batch.
+//
+// [SECTION] index
+//   1. options and backend choice   auto = CUDA when it can run here (CudaUnavailableReason says why not)
+//   2. the CPU backend              read whole, FastAttentionBatched, write once
+//   3. the CUDA backend             the file streamed in chunks of batches through kernels/cuda/hw4's pipeline:
+//                                   parallel pread into pinned buffers, output appended to the atomic file
 #include <CLI/CLI.hpp>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <memory>
+#include <thread>
+#include <vector>
 
 #include "app/cli/commands.h"
 #include "app/io/atomic_file.h"
@@ -12,9 +26,14 @@
 #include "kernels/common/format.h"
 #include "kernels/common/parallel.h"
 #include "kernels/cpu/fast_attention.h"
+#ifdef FLASHVIZ_HAVE_CUDA
+#include "kernels/cuda/hw4/hw4_pipeline.h"
+#endif
 
 namespace flashviz {
 namespace {
+
+// [SECTION] 1. options and backend choice
 
 struct Hw4Options {
   std::string input, output;
@@ -29,23 +48,16 @@ double Seconds(Clock::time_point since) { return std::chrono::duration<double>(C
 
 // Why the CUDA backend cannot run here, or an empty string when it can.
 std::string CudaUnavailableReason() {
+#ifdef FLASHVIZ_HAVE_CUDA
+  return cuda::hw4::Hw4CudaUnavailableReason();
+#else
   return "this flashviz was built without CUDA";
+#endif
 }
 
-int RunHw4(const Hw4Options& o) {
-  const auto start = Clock::now();
-  ReadHw4Header(o.input);  // every size check before any output is opened
-  std::string backend = o.backend;
-  if (backend == "cuda" || backend == "auto") {
-    const std::string why = CudaUnavailableReason();
-    if (!why.empty()) {
-      if (backend == "cuda") throw InputError("--backend cuda: " + why);
-      std::fprintf(stderr, "hw4: %s; using the CPU backend\n", why.c_str());
-      backend = "cpu";
-    }
-  }
-  if (backend == "cpu" && !o.kernel.empty()) throw InputError("--kernel chooses a CUDA kernel; the CPU backend has one");
+// [SECTION] 2. the CPU backend
 
+int RunHw4Cpu(const Hw4Options& o, const Clock::time_point start) {
   AtomicFileWriter out(o.output);
   const auto read_start = Clock::now();
   const Hw4Input in = ReadHw4File(o.input);
@@ -77,6 +89,140 @@ int RunHw4(const Hw4Options& o) {
   return 0;
 }
 
+// [SECTION] 3. the CUDA backend
+
+#ifdef FLASHVIZ_HAVE_CUDA
+
+// The input file, read with pread from several threads at once: from the page cache one thread copies a few
+// GB/s, and from a cold disk several requests in flight read faster than one.
+class InputFile {
+ public:
+  explicit InputFile(const std::string& path) : path_(path), fd_(::open(path.c_str(), O_RDONLY | O_CLOEXEC)) {
+    if (fd_ < 0) throw InputError(Sprintf("cannot open %s: %s", path.c_str(), std::strerror(errno)));
+    ::posix_fadvise(fd_, 0, 0, POSIX_FADV_SEQUENTIAL);
+    // Ask the kernel to start reading the whole file now, while the CUDA context is being created.
+    readahead_ = std::thread([fd = fd_] { ::posix_fadvise(fd, 0, 0, POSIX_FADV_WILLNEED); });
+  }
+  InputFile(const InputFile&) = delete;
+  InputFile& operator=(const InputFile&) = delete;
+  ~InputFile() {
+    if (readahead_.joinable()) readahead_.join();
+    ::close(fd_);
+  }
+
+  void Read(void* dst, std::size_t bytes, std::int64_t offset) const {
+    constexpr std::size_t kPiece = 8u << 20;
+    const int pieces = static_cast<int>(std::clamp<std::size_t>(bytes / kPiece, 1, 4));
+    const std::size_t per_piece = (bytes / static_cast<std::size_t>(pieces) + 4095) & ~std::size_t{4095};
+    ParallelFor(pieces, pieces, [&](std::int64_t piece, int) {
+      const std::size_t begin = std::min(bytes, static_cast<std::size_t>(piece) * per_piece);
+      const std::size_t end = std::min(bytes, begin + per_piece);
+      ReadExactly(static_cast<char*>(dst) + begin, end - begin, offset + static_cast<std::int64_t>(begin));
+    });
+  }
+
+ private:
+  void ReadExactly(char* dst, std::size_t bytes, std::int64_t offset) const {
+    while (bytes > 0) {
+      const ssize_t got = ::pread(fd_, dst, bytes, offset);
+      if (got < 0 && errno == EINTR) continue;
+      if (got <= 0)
+        throw InputError(Sprintf("%s: read failed at byte %lld: %s", path_.c_str(), static_cast<long long>(offset),
+                                 got < 0 ? std::strerror(errno) : "the file became shorter"));
+      dst += got;
+      bytes -= static_cast<std::size_t>(got);
+      offset += got;
+    }
+  }
+
+  std::string path_;
+  int fd_;
+  std::thread readahead_;
+};
+
+cuda::hw4::Hw4Kernel ChooseKernel(const std::string& id, int d) {
+  if (id.empty() || id == "auto") return cuda::hw4::DefaultHw4Kernel(d);
+  const auto kernel = cuda::hw4::ParseHw4Kernel(id);
+  if (!kernel) throw InputError(Sprintf("--kernel %s: not an hw4 kernel; one of auto, %s", id.c_str(),
+                                        cuda::hw4::Hw4KernelIdList().c_str()));
+  return *kernel;
+}
+
+int RunHw4Cuda(const Hw4Options& o, const Hw4Input& header, const Clock::time_point start) {
+  namespace hw4 = cuda::hw4;
+  hw4::Hw4PipelineOptions options;
+  options.kernel = ChooseKernel(o.kernel, header.d);
+  if (const auto why = hw4::Hw4KernelNotApplicable(options.kernel, header.d))
+    throw InputError(Sprintf("--kernel %s: %s", hw4::Hw4KernelInfoOf(options.kernel).id, why->c_str()));
+
+  AtomicFileWriter out(o.output);
+  const InputFile file(o.input);
+  constexpr std::int64_t kHeaderBytes = 12;
+  const std::size_t head_floats = static_cast<std::size_t>(header.n) * static_cast<std::size_t>(header.d);
+  const std::size_t batch_bytes = 3 * head_floats * sizeof(float);
+  const auto read = [&](std::int64_t first_batch, std::int64_t batches, float* dst) {
+    file.Read(dst, static_cast<std::size_t>(batches) * batch_bytes,
+              kHeaderBytes + first_batch * static_cast<std::int64_t>(batch_bytes));
+  };
+  const auto write = [&](const float* src, std::size_t floats) { out.Write(src, floats * sizeof(float)); };
+  const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(header.d)));
+
+  hw4::Hw4PipelineReport report;
+  try {
+    report = hw4::RunHw4Pipeline(header.b, header.n, header.d, scale, read, write, options);
+  } catch (const InputError&) {
+    throw;
+  } catch (const std::runtime_error& e) {
+    throw InputError(e.what());  // a CUDA error: one line, and `out` discards the partial output
+  }
+  if (report.first_non_finite) {
+    float value = 0;
+    file.Read(&value, sizeof value, kHeaderBytes + static_cast<std::int64_t>(*report.first_non_finite * sizeof(float)));
+    throw InputError(NonFiniteValueMessage(o.input, header.n, header.d, *report.first_non_finite, value));
+  }
+  const auto commit_start = Clock::now();
+  out.Commit();
+  const double commit_s = Seconds(commit_start);
+  if (o.verbose) {
+    const double total_s = Seconds(start);
+    std::fprintf(stderr,
+                 "hw4: B = %d, N = %d, d = %d, backend cuda, kernel %s on %s\n"
+                 "hw4: %d chunks of %lld batches on %d streams\n"
+                 "hw4: CUDA init %.3f s, buffers %.3f s; busy: read %.3f s, H2D %.3f s, kernel %.3f s (%.1f TFLOP/s), "
+                 "D2H %.3f s, write %.3f s, overlapped in %.3f s; commit %.3f s\n"
+                 "hw4: total %.3f s (%.1f TFLOP/s end to end)\n",
+                 header.b, header.n, header.d, hw4::Hw4KernelInfoOf(options.kernel).id, report.device.c_str(),
+                 report.chunks, static_cast<long long>(report.batches_per_chunk), report.streams, report.init_s,
+                 report.alloc_s, report.read_s, report.h2d_s, report.kernel_s,
+                 report.flops / std::max(report.kernel_s, 1e-9) * 1e-12, report.d2h_s, report.write_s,
+                 report.pipeline_s, commit_s, total_s, report.flops / total_s * 1e-12);
+  }
+  return 0;
+}
+
+#endif  // FLASHVIZ_HAVE_CUDA
+
+int RunHw4(const Hw4Options& o) {
+  const auto start = Clock::now();
+  const Hw4Input header = ReadHw4Header(o.input);  // every size check before any output is opened
+  std::string backend = o.backend;
+  if (backend == "cuda" || backend == "auto") {
+    const std::string why = CudaUnavailableReason();
+    if (!why.empty()) {
+      if (backend == "cuda") throw InputError("--backend cuda: " + why);
+      std::fprintf(stderr, "hw4: %s; using the CPU backend\n", why.c_str());
+      backend = "cpu";
+    } else {
+      backend = "cuda";
+    }
+  }
+  if (backend == "cpu" && !o.kernel.empty()) throw InputError("--kernel chooses a CUDA kernel; the CPU backend has one");
+#ifdef FLASHVIZ_HAVE_CUDA
+  if (backend == "cuda") return RunHw4Cuda(o, header, start);
+#endif
+  return RunHw4Cpu(o, start);
+}
+
 }  // namespace
 
 void AddHw4Command(CLI::App& app, CommandList& commands) {
@@ -86,7 +232,8 @@ void AddHw4Command(CLI::App& app, CommandList& commands) {
   cmd->add_option("OUTPUT", options->output, "output file (written whole or not at all)")->required();
   cmd->add_option("--backend", options->backend, "auto (CUDA when a GPU is there), cpu or cuda")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
-  cmd->add_option("--kernel", options->kernel, "the CUDA kernel to use (see `flashviz kernels`)");
+  cmd->add_option("--kernel", options->kernel,
+                  "the CUDA kernel: auto (chosen by measurement for d), tf32x3, fp32-simt or fp32-general");
   cmd->add_option("--threads", options->threads, "CPU threads (default: all)");
   cmd->add_flag("--verbose", options->verbose, "print the time split and the throughput");
   commands.push_back({cmd, [options] { return RunHw4(*options); }});

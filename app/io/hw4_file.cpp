@@ -63,15 +63,8 @@ void CheckSize(const Header& h, std::int64_t size, const std::string& name) {
 }
 
 void CheckFinite(const Hw4Input& in, const std::string& name) {
-  const std::size_t head = in.head_floats();
-  for (std::size_t at = 0; at < in.qkv.size(); ++at) {
-    if (std::isfinite(in.qkv[at])) continue;
-    const std::size_t batch = at / (3 * head), within = at % (3 * head);
-    const std::size_t matrix = within / head, element = within % head;
-    throw InputError(Sprintf("%s: non-finite value (%s) in batch %zu, %s[%zu][%zu]", name.c_str(),
-                             std::isnan(in.qkv[at]) ? "nan" : "inf", batch, kMatrixNames[matrix],
-                             element / static_cast<std::size_t>(in.d), element % static_cast<std::size_t>(in.d)));
-  }
+  for (std::size_t at = 0; at < in.qkv.size(); ++at)
+    if (!std::isfinite(in.qkv[at])) throw InputError(NonFiniteValueMessage(name, in.n, in.d, at, in.qkv[at]));
 }
 
 std::int64_t FileSize(const std::string& path) {
@@ -83,6 +76,14 @@ std::int64_t FileSize(const std::string& path) {
 }
 
 }  // namespace
+
+std::string NonFiniteValueMessage(const std::string& name, int n, int d, std::size_t at, float value) {
+  const std::size_t head = static_cast<std::size_t>(n) * static_cast<std::size_t>(d);
+  const std::size_t batch = at / (3 * head), within = at % (3 * head);
+  const std::size_t matrix = within / head, element = within % head;
+  return Sprintf("%s: non-finite value (%s) in batch %zu, %s[%zu][%zu]", name.c_str(), std::isnan(value) ? "nan" : "inf",
+                 batch, kMatrixNames[matrix], element / static_cast<std::size_t>(d), element % static_cast<std::size_t>(d));
+}
 
 AttentionInputs Hw4Input::Batch(int batch) const {
   AttentionInputs in;

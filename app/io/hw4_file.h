@@ -29,6 +29,10 @@ Hw4Input ReadHw4File(const std::string& path);
 // Reads only the header (B, N, d) after checking the file's size against it. Throws InputError.
 Hw4Input ReadHw4Header(const std::string& path);
 
+// The one-line reason for a non-finite value at float index `at` (counted after the header) of an HW4 input
+// with sequence length n and head dimension d: "NAME: non-finite value (nan) in batch 0, Q[1][2]".
+std::string NonFiniteValueMessage(const std::string& name, int n, int d, std::size_t at, float value);
+
 // The bytes of an HW4 input file / output file.
 std::vector<std::uint8_t> SerializeHw4(const Hw4Input& input);
 
