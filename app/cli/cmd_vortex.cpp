@@ -9,6 +9,7 @@
 // [SECTION] text
 // [SECTION] registration
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -264,6 +265,22 @@ std::string RegisterName(int first, int count) {
   return count == 1 ? Sprintf("f%d", first) : Sprintf("f%d-f%d", first, first + count - 1);
 }
 
+// The registers of a fragment that hold only zero padding in every lane ("f2, f3, f6, f7").
+std::string PaddingRegisters(vortex::Fragment fragment) {
+  std::string names;
+  for (int reg = 0; reg < vortex::kTcuFragmentRegisters; ++reg)
+    if (vortex::RegisterIsPadding(fragment, reg))
+      names += Sprintf("%sf%d", names.empty() ? "" : ", ", vortex::ShapeOf(fragment).first_register + reg);
+  return names;
+}
+
+// `text` padded with spaces to `width` characters as they appear on screen (UTF-8 continuation bytes take none).
+std::string PadRight(const std::string& text, int width) {
+  int shown = 0;
+  for (unsigned char c : text) shown += (c & 0xC0) != 0x80;
+  return text + std::string(static_cast<std::size_t>(std::max(0, width - shown)), ' ');
+}
+
 std::string Ratio(double x) { return x > 0 ? Sprintf("%.3f", x) : std::string("-"); }
 
 void PrintRows(const Mapping& m) {
@@ -320,14 +337,15 @@ void PrintText(const Report& r) {
               static_cast<long long>(m.local_memory.capacity));
   std::printf("  %6s %6s  %-18s %s\n", "offset", "bytes", "region", "layout");
   for (const auto& region : m.local_memory.regions)
-    std::printf("  %6lld %6lld  %-18s %s\n", static_cast<long long>(region.offset),
-                static_cast<long long>(region.bytes), region.name.c_str(), region.layout.c_str());
+    std::printf("  %6lld %6lld  %s %s\n", static_cast<long long>(region.offset),
+                static_cast<long long>(region.bytes), PadRight(region.name, 18).c_str(), region.layout.c_str());
 
   if (tcu) {
     std::printf("\nTensor unit: per K/V tile two mma_sync on 8x8 tiles with K = 16 (the 8-wide dimension zero-padded):\n");
     std::printf("  #1 S_ij = Q_i K_j^T: A = Q_i (8x16 fp16, f0-f7), B = K_j^T (16x8 fp16, f10-f17), C = S_ij (8x8 fp32, f24-f31)\n");
     std::printf("  #2 P~_ij V_j:        A = P~_ij (f0-f7), B = V_j (f10-f17), C = P~_ij V_j (f24-f31)\n");
-    std::printf("  padding: A's columns 8-15 live in f2, f3, f6, f7 of every lane; B's rows 8-15 in f14-f17\n");
+    std::printf("  padding: A's columns 8-15 live in %s of every lane; B's rows 8-15 in %s\n",
+                PaddingRegisters(vortex::Fragment::kA).c_str(), PaddingRegisters(vortex::Fragment::kB).c_str());
     int padding_ops = 0;
     for (const auto& op : vortex::MmaMicroOps()) padding_ops += op.only_padding ? 1 : 0;
     std::printf("  one mma_sync = %d micro-ops of 4x2x2 (fp16 pairs); %d of them multiply padding only\n",
@@ -377,12 +395,12 @@ void PrintText(const Report& r) {
               m.request.n == vortex::kReportN && m.request.d == vortex::kReportD && machine == vortex::kReportMachine
                   ? ", same configuration"
                   : "; the model is at this configuration, the report at its own");
-  std::printf("  %-34s %13s %8s %10s | %10s %13s\n", "", "instructions", "cycles", "mem. lat.", "operations",
+  std::printf("  %-44s %13s %8s %10s | %10s %13s\n", "", "instructions", "cycles", "mem. lat.", "operations",
               "global bytes");
   for (const auto& q : r.ratios) {
     const std::string name = Sprintf("%s / %s", std::string(vortex::ProgramTitle(q.numerator)).c_str(),
                                      std::string(vortex::ProgramTitle(q.denominator)).c_str());
-    std::printf("  %-34s %13.3f %8.3f %10.3f | %10s %13s\n", name.c_str(), q.report_instructions, q.report_cycles,
+    std::printf("  %-44s %13.3f %8.3f %10.3f | %10s %13s\n", name.c_str(), q.report_instructions, q.report_cycles,
                 q.report_memory_latency, Ratio(q.model_operations).c_str(), Ratio(q.model_global_bytes).c_str());
   }
 

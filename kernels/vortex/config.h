@@ -1,7 +1,7 @@
 // The Vortex machine and the request the mapping is computed for: cores → warps → threads, each core's local
 // memory, each thread's FP registers, and the problem (N, d) in one of the report's two flash programs.
-// The facts behind the defaults are in shared/VORTEX.md (4 cores, 2 warps/core, 8 threads/warp, 16 KB local
-// memory per core, 32 FP registers per thread: RV32IMAF).
+// The defaults are the report's configuration, from its source (github.com/eyoon1131/vortex, tests/regression/
+// flash): 4 cores, 2 warps/core, 8 threads/warp, 16 KB local memory per core, 32 FP registers per thread (RV32IMAF).
 #pragma once
 
 #include <cstdint>

@@ -106,7 +106,7 @@ void TcuBudgets(Mapping& m) {
   r.breakdown = Sprintf("fragments A, B, C 3·%d = %d (f0–f7, f10–f17, f24–f31) + row scalars %d = %d",
                         kTcuFragmentRegisters, 3 * kTcuFragmentRegisters, kTcuScalars, r.used);
 
-  // Our layout of the fixed program (the published one overlaps blocks; see shared/VORTEX.md). P~_ij reuses
+  // Our layout of the fixed program (the published one lets blocks overlap). P~_ij reuses
   // K_j^T's bytes: K_j^T is dead once S_ij is in the accumulator.
   LocalMemoryLayout& l = m.local_memory;
   AddRegion(l, "Q_i", "8×16 fp16, row-major A operand; columns 8–15 are zero padding", kTcuTile, kTcuK, 2);
@@ -198,7 +198,7 @@ Mapping MapToVortex(const Request& request) {
   m.blocks_per_core = machine.warps_per_core / m.warps_per_block;  // ≥ 1: RequestError rules out the rest
   assert(m.blocks_per_core >= 1);
 
-  // Block b → core b mod C (round-robin, shared/VORTEX.md); the k-th block of a core takes warp slot k mod
+  // Block b → core b mod C (round-robin, as the report's program is spread); the k-th block of a core takes warp slot k mod
   // blocks_per_core and runs in wave k / blocks_per_core.
   m.blocks.reserve(static_cast<std::size_t>(m.tr));
   for (int b = 0; b < m.tr; ++b) {

@@ -7,7 +7,7 @@ namespace {
 
 using O = OpClass;
 
-// Closed forms derived by hand from the programs in shared/VORTEX.md, held against the model's walk.
+// Closed forms derived by hand from the report's programs, held against the model's walk.
 
 TEST(CountingModel, BaselineAttentionThreeKernels) {
   for (auto [n, d] : {std::pair{4, 2}, std::pair{64, 8}, std::pair{128, 16}}) {
