@@ -9,18 +9,9 @@
 #include <optional>
 #include <string>
 
+#include "kernels/cuda/attention_types.h"  // DType, AttentionShape, NotApplicableFunction, WorkspaceFunction
+
 namespace flashviz::cuda {
-
-enum class DType : std::uint8_t { kFp32, kFp16, kBf16 };
-
-struct AttentionShape {
-  int batch = 1;
-  int heads = 1;
-  int n = 0;      // sequence length N (any N ≥ 1, not only multiples of the tile)
-  int d = 0;      // head dimension
-  float scale = 1.0f;  // applied to Q·Kᵀ (1/√d by default)
-  bool causal = false; // key index > query index is masked
-};
 
 // Q, K, V and O are device buffers of shape (batch, heads, n, d), row-major, elements of `dtype`.
 // `workspace` is scratch of at least the variant's WorkspaceBytes(shape, dtype) bytes (S and P for the
@@ -42,8 +33,6 @@ struct AttentionArgs {
 
 // Every variant file provides three functions of these types (names per variant, e.g. LaunchFlash2Warp):
 using LaunchFunction = cudaError_t (*)(const AttentionArgs& args);
-// Why the variant cannot run this shape and dtype ("d = 96: only d = 64 and 128"), or nothing when it can.
-using NotApplicableFunction = std::optional<std::string> (*)(const AttentionShape& shape, DType dtype);
-using WorkspaceFunction = std::size_t (*)(const AttentionShape& shape, DType dtype);
+// NotApplicableFunction and WorkspaceFunction: attention_types.h (plain C++, shared with the catalogue).
 
 }  // namespace flashviz::cuda
