@@ -254,4 +254,40 @@ PhaseView ViewAt(const Mapping& m, const StepInfo& step) {
   return v;
 }
 
+std::optional<std::int64_t> VortexStepFor(const Schedule& vortex, const AttentionProblem& main, const StepInfo& step) {
+  const AttentionProblem& v = vortex.problem();
+  if (v.order != LoopOrder::kQOuter) return std::nullopt;
+  if (step.phase == Phase::kDone) return vortex.step_count() - 1;
+  Phase phase = step.phase;
+  int i = step.i, j = step.j;
+  if (phase == Phase::kInit) {
+    phase = Phase::kLoadQ;
+    i = 0;
+  } else if (phase == Phase::kUpdateStats) {
+    phase = Phase::kRowSum;
+  }
+  if (i < 0) i = 0;  // a K/V load with no Q tile yet: the Vortex blocks load K_j for their own Q tile
+  const int row = main.RowBegin(i);
+  if (row >= v.n) return std::nullopt;
+  const int vi = row / v.br;
+  const Schedule::Outer& outer = vortex.outer(vi);
+  const auto phases = TileIterationPhases(LoopOrder::kQOuter);
+  const auto per_iteration = static_cast<std::int64_t>(phases.size());
+  const std::int64_t active = outer.inner_end - outer.inner_begin;
+  switch (phase) {
+    case Phase::kLoadQ: return outer.first_step;
+    case Phase::kFinalize: return outer.first_step + 1 + per_iteration * active;
+    case Phase::kWriteBack: return outer.first_step + 2 + per_iteration * active;
+    default: break;
+  }
+  if (j < 0) return outer.first_step;
+  const int col = main.ColBegin(j);
+  if (col >= v.n) return std::nullopt;
+  const std::optional<std::int64_t> first = vortex.FirstStepOfPair(vi, col / v.bc);
+  if (!first) return std::nullopt;
+  const auto at = std::find(phases.begin(), phases.end(), phase);
+  if (at == phases.end()) return std::nullopt;
+  return *first + (at - phases.begin());
+}
+
 }  // namespace flashviz::vortex

@@ -5,6 +5,8 @@
 // Plain structs only: no drawing here.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -65,5 +67,12 @@ struct PhaseView {
 
 // The view at `step` (from Schedule(ScheduleProblem(mapping))).
 PhaseView ViewAt(const Mapping& mapping, const StepInfo& step);
+
+// Keeps a Vortex view in step with another schedule's cursor (the main view's problem may have other tiles and
+// the K/V-outer order): the step of `vortex` (a Q-outer schedule) that works on the Vortex tiles holding the
+// first query row of `step.i` and the first key of `step.j`, in the corresponding phase. Algorithm 1's own
+// phases map to their Q-outer counterparts (init → load_q of tile 0, update_stats → rowsum); a K/V load outside
+// any Q tile maps to the load of that K/V tile for Q tile 0. Nothing when those rows lie past the Vortex N.
+std::optional<std::int64_t> VortexStepFor(const Schedule& vortex, const AttentionProblem& main, const StepInfo& step);
 
 }  // namespace flashviz::vortex

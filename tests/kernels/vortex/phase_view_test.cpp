@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
+#include "kernels/cpu/problem.h"
 #include "kernels/cpu/schedule.h"
 
 namespace flashviz::vortex {
@@ -130,6 +133,44 @@ TEST(PhaseView, PhasesOutsideTheProgramDoNotRun) {
   EXPECT_FALSE(ViewAt(m, StepInfo{0, Phase::kInit, -1, -1}).runs);
   EXPECT_FALSE(ViewAt(m, StepInfo{0, Phase::kUpdateStats, 0, 0}).runs);
   EXPECT_FALSE(ViewAt(m, StepInfo{0, Phase::kScores, 99, 0}).runs);
+}
+
+// The Vortex view follows the main cursor: same phase, the Vortex tiles holding the main tiles' first rows.
+TEST(PhaseView, FollowsAnotherSchedulesCursor) {
+  const Mapping m = ReportMapping(Mode::kSimt);  // B_r = B_c = 16
+  const Schedule vortex(ScheduleProblem(m));
+  // Itself: every step maps to itself.
+  for (std::int64_t s = 0; s < vortex.step_count(); ++s) EXPECT_EQ(VortexStepFor(vortex, vortex.problem(), vortex.Info(s)), s);
+  // The main view's default: Algorithm 1 (K/V outer) with B_r = 8, B_c = 128 on N = 64.
+  ProblemRequest request;
+  request.n = 64;
+  request.d = 8;
+  const AttentionProblem main = ResolveProblem(request);
+  const Schedule main_schedule(main);
+  for (std::int64_t s = 0; s < main_schedule.step_count(); ++s) {
+    const StepInfo info = main_schedule.Info(s);
+    const std::optional<std::int64_t> mapped = VortexStepFor(vortex, main, info);
+    ASSERT_TRUE(mapped.has_value()) << s;
+    const StepInfo v = vortex.Info(*mapped);
+    if (info.phase == Phase::kDone) {
+      EXPECT_EQ(v.phase, Phase::kDone);
+      continue;
+    }
+    const int row = main.RowBegin(std::max(info.i, 0));
+    EXPECT_EQ(v.i, row / 16) << s;
+    const Phase expected = info.phase == Phase::kUpdateStats ? Phase::kRowSum
+                           : info.phase == Phase::kInit      ? Phase::kLoadQ
+                                                             : info.phase;
+    EXPECT_EQ(v.phase, expected) << s;
+    if (info.j >= 0 && v.j >= 0) {
+      EXPECT_EQ(v.j, main.ColBegin(info.j) / 16);
+    }
+  }
+  // Rows past the Vortex N have no step.
+  ProblemRequest longer = request;
+  longer.n = 128;
+  const AttentionProblem big = ResolveProblem(longer);
+  EXPECT_FALSE(VortexStepFor(vortex, big, StepInfo{0, Phase::kScores, 15, 0}).has_value());
 }
 
 }  // namespace
