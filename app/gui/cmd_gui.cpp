@@ -1,0 +1,44 @@
+// flashviz [gui] [problem options] [--screenshot PNG --step K --panel NAME --width W --height H --ui-scale F]
+//                [--bench-frames K] [--theme dark|light] [--session FILE] [--gl auto|egl|glfw]
+#include <CLI/CLI.hpp>
+
+#include <memory>
+
+#include "app/cli/commands.h"
+#include "app/gui/gui_app.h"
+#include "viz/panels/panel_table.h"
+
+namespace flashviz {
+namespace {
+
+constexpr const char* kProblemOptionNames[] = {"--n",     "--d",      "--br",   "--bc",    "--sram", "--order",
+                                               "--scale", "--causal", "--seed", "--input", "--batch"};
+
+}  // namespace
+
+void AddGuiCommand(CLI::App& app, CommandList& commands) {
+  auto o = std::make_shared<GuiOptions>();
+  CLI::App* cmd = app.add_subcommand("gui", "The step-through window (the default): tiles, running m/ℓ, traffic");
+  AddProblemOptions(*cmd, o->problem);
+  cmd->add_option("--screenshot", o->screenshot, "render one frame offscreen into this PNG and exit (no window)");
+  cmd->add_option("--step", o->step, "put the cursor at this step");
+  cmd->add_option("--panel", o->panel, "open and focus this panel or tab (" + PanelIdList() + ")");
+  cmd->add_option("--width", o->width, "window or screenshot width in pixels (default 1280)");
+  cmd->add_option("--height", o->height, "window or screenshot height in pixels (default 720)");
+  cmd->add_option("--ui-scale", o->ui_scale, "scale of text and widgets (default 1, or the monitor's)");
+  cmd->add_option("--bench-frames", o->bench_frames,
+                  "render this many frames, moving one phase per frame, and print the median and p95 frame time");
+  cmd->add_option("--theme", o->theme, "dark or light")->check(CLI::IsMember({"dark", "light"}));
+  cmd->add_option("--session", o->session, "open a saved session (problem, step, panels)");
+  cmd->add_option("--gl", o->gl, "offscreen context for --screenshot: auto (EGL, then a hidden GLFW window), egl, glfw")
+      ->check(CLI::IsMember({"auto", "egl", "glfw"}));
+  commands.push_back({cmd, [o, cmd] {
+                        for (const char* name : kProblemOptionNames)
+                          if (cmd->get_option(name)->count() > 0) o->problem_given = true;
+                        if (cmd->get_option("--bench-frames")->count() > 0 && o->bench_frames <= 0)
+                          throw InputError("--bench-frames needs a positive number of frames");
+                        return RunGui(*o);
+                      }});
+}
+
+}  // namespace flashviz

@@ -1,0 +1,269 @@
+// [SECTION] keyboard
+// [SECTION] playback
+// [SECTION] requests: problem, HW4 file, sessions, step
+// [SECTION] style and the frame
+#include "app/gui/controller.h"
+
+#define GLFW_INCLUDE_NONE
+#include <GLFW/glfw3.h>
+
+#include <algorithm>
+#include <cmath>
+#include <new>
+
+#include "app/cli/problem_options.h"
+#include "app/gui/session.h"
+#include "app/io/hw4_file.h"
+#include "kernels/common/format.h"
+#include "viz/layout.h"
+#include "viz/panels/panel_table.h"
+#include "viz/texture.h"
+#include "viz/theme.h"
+
+namespace flashviz {
+namespace {
+
+void SetStatus(UiState& ui, std::string text) {
+  ui.status = std::move(text);
+  ui.status_time = ImGui::GetCurrentContext() ? ImGui::GetTime() : 0.0;
+}
+
+std::int64_t LastStep(const Model& m) { return std::max<std::int64_t>(0, m.step_count() - 1); }
+
+// The first step of the tile iteration `ahead` iterations after the one containing (or following) `step`.
+std::int64_t TileIterationsAhead(const Model& m, std::int64_t step, std::int64_t ahead) {
+  const Schedule& s = m.schedule();
+  std::int64_t lo = 0, hi = s.tile_iteration_count();
+  while (lo < hi) {  // first t whose start is > step
+    const std::int64_t mid = lo + (hi - lo) / 2;
+    if (s.TileIterationStart(mid) <= step) lo = mid + 1;
+    else hi = mid;
+  }
+  const std::int64_t t = lo + ahead - 1;
+  return t < s.tile_iteration_count() ? s.TileIterationStart(t) : LastStep(m);
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------------------
+// [SECTION] keyboard
+// ---------------------------------------------------------------------------------------------------------
+
+void InstallGlfwKeyMap(ImGuiIO& io) {
+  io.KeyMap[ImGuiKey_Tab] = GLFW_KEY_TAB;
+  io.KeyMap[ImGuiKey_LeftArrow] = GLFW_KEY_LEFT;
+  io.KeyMap[ImGuiKey_RightArrow] = GLFW_KEY_RIGHT;
+  io.KeyMap[ImGuiKey_UpArrow] = GLFW_KEY_UP;
+  io.KeyMap[ImGuiKey_DownArrow] = GLFW_KEY_DOWN;
+  io.KeyMap[ImGuiKey_PageUp] = GLFW_KEY_PAGE_UP;
+  io.KeyMap[ImGuiKey_PageDown] = GLFW_KEY_PAGE_DOWN;
+  io.KeyMap[ImGuiKey_Home] = GLFW_KEY_HOME;
+  io.KeyMap[ImGuiKey_End] = GLFW_KEY_END;
+  io.KeyMap[ImGuiKey_Insert] = GLFW_KEY_INSERT;
+  io.KeyMap[ImGuiKey_Delete] = GLFW_KEY_DELETE;
+  io.KeyMap[ImGuiKey_Backspace] = GLFW_KEY_BACKSPACE;
+  io.KeyMap[ImGuiKey_Space] = GLFW_KEY_SPACE;
+  io.KeyMap[ImGuiKey_Enter] = GLFW_KEY_ENTER;
+  io.KeyMap[ImGuiKey_Escape] = GLFW_KEY_ESCAPE;
+  io.KeyMap[ImGuiKey_KeyPadEnter] = GLFW_KEY_KP_ENTER;
+  io.KeyMap[ImGuiKey_A] = GLFW_KEY_A;
+  io.KeyMap[ImGuiKey_C] = GLFW_KEY_C;
+  io.KeyMap[ImGuiKey_V] = GLFW_KEY_V;
+  io.KeyMap[ImGuiKey_X] = GLFW_KEY_X;
+  io.KeyMap[ImGuiKey_Y] = GLFW_KEY_Y;
+  io.KeyMap[ImGuiKey_Z] = GLFW_KEY_Z;
+}
+
+void HandleKeyboard(const Model& m, UiState& ui) {
+  const ImGuiIO& io = ImGui::GetIO();
+  if (io.WantTextInput || !m.has_problem()) return;  // keys belong to the text field being edited
+  auto pressed = [](int key, bool repeat) { return key >= 0 && ImGui::IsKeyPressed(key, repeat); };
+  if (io.KeyCtrl) {
+    if (pressed(GLFW_KEY_S, false)) ui.open_save_dialog = true;
+    if (pressed(GLFW_KEY_O, false)) ui.open_load_dialog = true;
+    if (pressed(GLFW_KEY_Q, false)) ui.request_quit = true;
+    if (pressed(GLFW_KEY_L, false)) {
+      ui.large_font = !ui.large_font;
+      ui.style_dirty = true;
+    }
+    if (pressed(GLFW_KEY_T, false)) {
+      ui.theme = ui.theme == Theme::kDark ? Theme::kLight : Theme::kDark;
+      ui.style_dirty = true;
+    }
+    if (pressed(GLFW_KEY_EQUAL, false) || pressed(GLFW_KEY_KP_ADD, false)) {
+      ui.ui_scale = std::min(2.5f, ui.ui_scale + 0.25f);
+      ui.style_dirty = true;
+    }
+    if (pressed(GLFW_KEY_MINUS, false) || pressed(GLFW_KEY_KP_SUBTRACT, false)) {
+      ui.ui_scale = std::max(0.75f, ui.ui_scale - 0.25f);
+      ui.style_dirty = true;
+    }
+    return;
+  }
+  const std::int64_t last = LastStep(m);
+  if (pressed(ImGui::GetKeyIndex(ImGuiKey_Space), false)) {
+    ui.playing = !ui.playing;
+    if (ui.playing && ui.step >= last) ui.step = 0;
+  }
+  if (pressed(ImGui::GetKeyIndex(ImGuiKey_LeftArrow), true))
+    ui.step = io.KeyShift ? m.PreviousTileIterationStep() : std::max<std::int64_t>(0, ui.step - 1);
+  if (pressed(ImGui::GetKeyIndex(ImGuiKey_RightArrow), true))
+    ui.step = io.KeyShift ? m.NextTileIterationStep() : std::min(last, ui.step + 1);
+  if (pressed(ImGui::GetKeyIndex(ImGuiKey_Home), false)) ui.step = 0;
+  if (pressed(ImGui::GetKeyIndex(ImGuiKey_End), false)) ui.step = last;
+  if (pressed(GLFW_KEY_LEFT_BRACKET, true)) ui.speed = std::max(0.25f, ui.speed / 2);
+  if (pressed(GLFW_KEY_RIGHT_BRACKET, true)) ui.speed = std::min(240.0f, ui.speed * 2);
+  if (pressed(GLFW_KEY_F1, false)) ui.show_shortcuts = !ui.show_shortcuts;
+  int tab = 0;
+  for (const PanelInfo& p : Panels()) {
+    if (p.slot != PanelSlot::kCentreTab || !IsPanelOpen(ui, p)) continue;
+    if (tab < 9 && pressed(GLFW_KEY_1 + tab, false)) ui.focus_tab = p.id;
+    ++tab;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// [SECTION] playback
+// ---------------------------------------------------------------------------------------------------------
+
+void AdvancePlayback(const Model& m, UiState& ui, double dt) {
+  if (!ui.playing || !m.has_problem()) {
+    ui.play_accumulator = 0.0;
+    return;
+  }
+  const std::int64_t last = LastStep(m);
+  if (ui.step >= last) {
+    ui.playing = false;
+    return;
+  }
+  ui.play_accumulator += std::clamp(dt, 0.0, 0.25) * static_cast<double>(ui.speed);
+  const auto ticks = static_cast<std::int64_t>(std::floor(ui.play_accumulator));
+  if (ticks <= 0) return;
+  ui.play_accumulator -= static_cast<double>(ticks);
+  ui.step = ui.play_unit == StepUnit::kPhase ? std::min(last, ui.step + ticks) : TileIterationsAhead(m, ui.step, ticks);
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// [SECTION] requests
+// ---------------------------------------------------------------------------------------------------------
+
+bool ApplyForm(Model& model, UiState& ui) {
+  const ProblemForm& f = ui.form;
+  ProblemOptions options;
+  if (f.input_path.empty()) {
+    options.n = f.n;
+    options.d = f.d;
+  }
+  if (!f.tiles_from_sram) {
+    options.br = f.br;
+    options.bc = f.bc;
+  }
+  options.sram_bytes = f.sram_bytes;
+  options.order = std::string(LoopOrderName(f.order));
+  if (f.scale_mode == ProblemForm::ScaleMode::kNone) options.scale = "none";
+  else if (f.scale_mode == ProblemForm::ScaleMode::kCustom) options.scale = Sprintf("%.17g", f.scale);
+  options.causal = f.causal;
+  options.seed = f.seed;
+  options.input = f.input_path;
+  options.batch = f.batch;
+  try {
+    // Check the size before making inputs: an impossible N must not allocate first.
+    const LoadedProblem counted = LoadProblem(options, false);
+    if (auto error = GuiProblemError(counted.problem)) throw InputError(*error);
+    LoadedProblem loaded = LoadProblem(options, true);
+    model.SetProblem(loaded.problem, loaded.inputs, ProblemOrigin{f.seed, f.input_path, f.batch});
+  } catch (const InputError& e) {
+    ui.problem_error = e.what();
+    return false;
+  } catch (const std::bad_alloc&) {
+    ui.problem_error = "out of memory for this problem's inputs";
+    return false;
+  }
+  ui.problem_error.clear();
+  ui.form.n = model.problem().n;  // from the file, when there is one
+  ui.form.d = model.problem().d;
+  ui.step = 0;
+  ui.playing = false;
+  ui.selected_row = -1;
+  return true;
+}
+
+void InspectInputFile(UiState& ui) {
+  ui.input_file_batches = 0;
+  ui.input_file_info.clear();
+  if (ui.form.input_path.empty()) return;
+  try {
+    const Hw4Input header = ReadHw4Header(ui.form.input_path);
+    ui.input_file_batches = header.b;
+    ui.input_file_info = Sprintf("%d batch%s of N = %d, d = %d", header.b, header.b == 1 ? "" : "es", header.n, header.d);
+  } catch (const InputError& e) {
+    ui.input_file_info = e.what();
+  }
+}
+
+void ApplyRequests(Model& model, UiState& ui) {
+  if (ui.request_load_session) {
+    ui.request_load_session = false;
+    try {
+      const std::int64_t step = LoadSession(ui.session_path, ui);
+      InspectInputFile(ui);
+      if (ApplyForm(model, ui)) {
+        ui.step = std::clamp<std::int64_t>(step, 0, LastStep(model));
+        SetStatus(ui, "loaded " + ui.session_path);
+      } else {
+        SetStatus(ui, "session loaded, but its problem cannot be run: " + ui.problem_error);
+      }
+    } catch (const InputError& e) {
+      SetStatus(ui, e.what());
+    }
+  }
+  if (ui.request_save_session) {
+    ui.request_save_session = false;
+    try {
+      SaveSession(ui.session_path, ui, model.step());
+      SetStatus(ui, "saved " + ui.session_path);
+    } catch (const InputError& e) {
+      SetStatus(ui, e.what());
+    }
+  }
+  if (ui.inspect_input_file) {
+    ui.inspect_input_file = false;
+    InspectInputFile(ui);
+  }
+  if (ui.apply_form) {
+    ui.apply_form = false;
+    ApplyForm(model, ui);
+  }
+  if (model.has_problem()) {
+    ui.step = std::clamp<std::int64_t>(ui.step, 0, LastStep(model));
+    model.SetStep(ui.step);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// [SECTION] style and the frame
+// ---------------------------------------------------------------------------------------------------------
+
+void ApplyStyle(UiState& ui, const std::function<void()>& upload_fonts) {
+  if (!ui.style_dirty) return;
+  ui.style_dirty = false;
+  ImGuiIO& io = ImGui::GetIO();
+  io.Fonts->Clear();
+  LoadFonts(*io.Fonts, FontSizeFor(ui.ui_scale, ui.large_font));
+  io.Fonts->Build();
+  ApplyTheme(ui.theme, ui.ui_scale);
+  if (upload_fonts) upload_fonts();
+}
+
+void RunUiFrame(Model& model, UiState& ui, double dt) {
+  model.Update();
+  HandleKeyboard(model, ui);
+  AdvancePlayback(model, ui, dt);
+  ApplyRequests(model, ui);
+  DrawUi(model, ui);
+  ApplyRequests(model, ui);
+  if (!ui.status.empty() && ImGui::GetTime() - ui.status_time > 10.0) ui.status.clear();
+  if (TextureBackend* textures = GetTextureBackend()) textures->EndFrame();
+}
+
+}  // namespace flashviz

@@ -1,0 +1,316 @@
+// [SECTION] state from the options
+// [SECTION] ImGui on a GL context (RAII)
+// [SECTION] one offscreen frame (--screenshot)
+// [SECTION] the frame-time benchmark (--bench-frames)
+// [SECTION] the interactive window: the main loop
+#include "app/gui/gui_app.h"
+
+#include <epoxy/gl.h>
+#define GLFW_INCLUDE_NONE
+#include <GLFW/glfw3.h>
+#include <backends/imgui_impl_glfw.h>
+#include <backends/imgui_impl_opengl3.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <thread>
+#include <vector>
+
+#include "app/gui/controller.h"
+#include "app/gui/session.h"
+#include "kernels/common/format.h"
+#include "viz/panels/panel_table.h"
+#include "viz/raster.h"
+
+namespace flashviz {
+namespace {
+
+// ---------------------------------------------------------------------------------------------------------
+// [SECTION] state from the options
+// ---------------------------------------------------------------------------------------------------------
+
+ProblemForm FormFromOptions(const ProblemOptions& o, const AttentionProblem& resolved) {
+  ProblemForm f;
+  f.n = resolved.n;
+  f.d = resolved.d;
+  f.tiles_from_sram = !o.br && !o.bc;
+  f.br = resolved.br;
+  f.bc = resolved.bc;
+  f.sram_bytes = resolved.sram_bytes;
+  f.order = resolved.order;
+  if (o.scale.empty()) {
+    f.scale_mode = ProblemForm::ScaleMode::kDefault;
+  } else if (o.scale == "none") {
+    f.scale_mode = ProblemForm::ScaleMode::kNone;
+  } else {
+    f.scale_mode = ProblemForm::ScaleMode::kCustom;
+    f.scale = resolved.scale;
+  }
+  f.causal = resolved.causal;
+  f.seed = o.seed;
+  f.input_path = o.input;
+  f.batch = o.batch;
+  return f;
+}
+
+}  // namespace
+
+void InitGuiState(const GuiOptions& o, Model& model, UiState& ui) {
+  if (!ParseTheme(o.theme, &ui.theme)) throw InputError("--theme " + o.theme + ": expected dark or light");
+  if (o.width < 64 || o.height < 64 || o.width > 16384 || o.height > 16384)
+    throw InputError(Sprintf("--width %d --height %d: each must be between 64 and 16384", o.width, o.height));
+  std::int64_t step = 0;
+  if (!o.session.empty()) {
+    if (o.problem_given) throw InputError("--session gives the problem: leave out the problem options, or the session");
+    step = LoadSession(o.session, ui);
+  } else if (o.problem_given) {
+    const LoadedProblem counted = LoadProblem(o.problem, false);
+    ui.form = FormFromOptions(o.problem, counted.problem);
+  } else {
+    ui.form = FindPreset("first-lesson")->form;  // a bare `flashviz` opens the first lesson
+  }
+  if (o.ui_scale) {
+    if (!(*o.ui_scale >= 0.5f && *o.ui_scale <= 4.0f))
+      throw InputError(Sprintf("--ui-scale %g: expected a factor between 0.5 and 4", static_cast<double>(*o.ui_scale)));
+    ui.ui_scale = *o.ui_scale;
+  }
+  InspectInputFile(ui);
+  if (!ApplyForm(model, ui)) throw InputError(ui.problem_error);
+  if (o.step) {
+    if (*o.step < 0 || *o.step >= model.step_count())
+      throw InputError(Sprintf("--step %lld: this problem has steps 0 to %lld", static_cast<long long>(*o.step),
+                               static_cast<long long>(model.step_count() - 1)));
+    step = *o.step;
+  }
+  ui.step = std::clamp<std::int64_t>(step, 0, model.step_count() - 1);
+  model.SetStep(ui.step);
+  if (!o.panel.empty() && !FocusPanel(ui, o.panel))
+    throw InputError("--panel " + o.panel + ": no such panel (one of " + PanelIdList() + ")");
+  ui.style_dirty = true;
+}
+
+namespace {
+
+// ---------------------------------------------------------------------------------------------------------
+// [SECTION] ImGui on a GL context
+// ---------------------------------------------------------------------------------------------------------
+
+class ImGuiOnGl {
+ public:
+  explicit ImGuiOnGl(GLFWwindow* window) : window_(window) {
+    previous_context_ = ImGui::GetCurrentContext();
+    context_ = ImGui::CreateContext();
+    ImGui::SetCurrentContext(context_);
+    ImGuiIO& io = ImGui::GetIO();
+    io.IniFilename = nullptr;  // the layout is computed; sessions hold what the user set
+    io.LogFilename = nullptr;
+    if (window_ && !ImGui_ImplGlfw_InitForOpenGL(window_, true)) throw InputError("ImGui: the GLFW backend failed");
+    if (!ImGui_ImplOpenGL3_Init("#version 330 core")) {
+      if (window_) ImGui_ImplGlfw_Shutdown();
+      ImGui::DestroyContext(context_);
+      ImGui::SetCurrentContext(previous_context_);
+      throw InputError("ImGui: the OpenGL 3 renderer failed to load its GL functions (libGL.so.1)");
+    }
+    if (!window_) InstallGlfwKeyMap(io);
+    previous_textures_ = SetTextureBackend(&textures_);
+  }
+  ~ImGuiOnGl() {
+    SetTextureBackend(previous_textures_);
+    textures_.ReleaseCache();
+    ImGui_ImplOpenGL3_Shutdown();
+    if (window_) ImGui_ImplGlfw_Shutdown();
+    ImGui::DestroyContext(context_);
+    ImGui::SetCurrentContext(previous_context_);
+  }
+  ImGuiOnGl(const ImGuiOnGl&) = delete;
+  ImGuiOnGl& operator=(const ImGuiOnGl&) = delete;
+
+  static void UploadFonts() {
+    ImGui_ImplOpenGL3_DestroyFontsTexture();
+    ImGui_ImplOpenGL3_CreateFontsTexture();
+  }
+
+  // Steps 2-4 of a frame: new frame, the UI, render into the bound framebuffer.
+  void Frame(Model& model, UiState& ui, double dt, int fb_width, int fb_height) {
+    ApplyStyle(ui, &ImGuiOnGl::UploadFonts);
+    ImGui_ImplOpenGL3_NewFrame();
+    if (window_) {
+      ImGui_ImplGlfw_NewFrame();
+    } else {
+      ImGuiIO& io = ImGui::GetIO();
+      io.DisplaySize = ImVec2(static_cast<float>(fb_width), static_cast<float>(fb_height));
+      io.DisplayFramebufferScale = ImVec2(1, 1);
+      io.DeltaTime = static_cast<float>(std::max(dt, 1e-4));
+      io.MousePos = ImVec2(-FLT_MAX, -FLT_MAX);
+    }
+    ImGui::NewFrame();
+    RunUiFrame(model, ui, dt);
+    ImGui::Render();
+    glViewport(0, 0, fb_width, fb_height);
+    const ImVec4 bg = ImGui::GetStyle().Colors[ImGuiCol_WindowBg];
+    glClearColor(bg.x, bg.y, bg.z, 1.0f);
+    glClear(GL_COLOR_BUFFER_BIT);
+    ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+  }
+
+ private:
+  GLFWwindow* window_;
+  ImGuiContext* previous_context_ = nullptr;
+  ImGuiContext* context_ = nullptr;
+  GlTextureBackend textures_;
+  TextureBackend* previous_textures_ = nullptr;
+};
+
+// ---------------------------------------------------------------------------------------------------------
+// [SECTION] one offscreen frame
+// ---------------------------------------------------------------------------------------------------------
+
+int RunScreenshot(const GuiOptions& o) {
+  GlBackend backend = GlBackend::kAuto;
+  if (!ParseGlBackend(o.gl, &backend)) throw InputError("--gl " + o.gl + ": expected auto, egl or glfw");
+  const OffscreenFrame frame = RenderOffscreenFrame(o, backend);
+  std::string error;
+  if (!WritePng(frame.image, o.screenshot, &error)) throw InputError(error);
+  std::printf("wrote %s (%d × %d) with %s\n", o.screenshot.c_str(), frame.image.width, frame.image.height,
+              frame.renderer.c_str());
+  return 0;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// [SECTION] the frame-time benchmark
+// ---------------------------------------------------------------------------------------------------------
+
+double Percentile(std::vector<double> values, double q) {
+  std::sort(values.begin(), values.end());
+  const std::size_t k = static_cast<std::size_t>(std::min<double>(values.size() - 1, std::ceil(q * values.size()) - 1));
+  return values[k];
+}
+
+int RunBenchFrames(const GuiOptions& o) {
+  // A real window where there is a display (what a user sees), else an EGL context and a framebuffer.
+  std::string error;
+  std::unique_ptr<GlContext> context;
+  const char* display = std::getenv("DISPLAY");
+  if (display && *display) context = CreateWindowContext(o.width, o.height, "flashviz --bench-frames", true, &error);
+  if (!context) context = CreateOffscreenContext(GlBackend::kAuto, &error);
+  if (!context) throw InputError("no OpenGL context for --bench-frames: " + error);
+  GLFWwindow* window = context->window();
+  if (window) glfwSwapInterval(0);  // measure the frame, not the display's refresh
+  Model model;
+  UiState ui;
+  InitGuiState(o, model, ui);
+  ImGuiOnGl imgui(window);
+  std::unique_ptr<Framebuffer> fbo;
+  if (!window) {
+    fbo = std::make_unique<Framebuffer>(o.width, o.height);
+    if (!fbo->complete()) throw InputError("cannot create a framebuffer for --bench-frames");
+    fbo->Bind();
+  }
+  // Every frame moves the cursor one phase, so each frame pays for a fresh StepState (the playback case).
+  constexpr int kWarmUp = 5;
+  std::vector<double> ms;
+  ms.reserve(static_cast<std::size_t>(o.bench_frames));
+  double dt = 1.0 / 60.0;
+  for (int frame = 0; frame < kWarmUp + o.bench_frames; ++frame) {
+    const auto t0 = std::chrono::steady_clock::now();
+    int w = o.width, h = o.height;
+    if (window) {
+      glfwPollEvents();
+      glfwGetFramebufferSize(window, &w, &h);
+    }
+    ui.step = model.step() + 1 < model.step_count() ? model.step() + 1 : 0;
+    imgui.Frame(model, ui, dt, w, h);
+    glFinish();  // count the rasterization too (llvmpipe renders lazily)
+    if (window) glfwSwapBuffers(window);
+    const auto t1 = std::chrono::steady_clock::now();
+    dt = std::chrono::duration<double>(t1 - t0).count();
+    if (frame >= kWarmUp) ms.push_back(dt * 1000.0);
+  }
+  const double median = Percentile(ms, 0.5), p95 = Percentile(ms, 0.95);
+  std::printf("bench-frames: %d frames (after %d warm-up), %d × %d, N = %d, d = %d, B_r = %d, B_c = %d, %s order, "
+              "cursor +1 phase per frame\n",
+              o.bench_frames, kWarmUp, o.width, o.height, model.problem().n, model.problem().d, model.problem().br,
+              model.problem().bc, std::string(LoopOrderName(model.problem().order)).c_str());
+  std::printf("renderer: %s\n", context->description().c_str());
+  std::printf("frame time: median %.2f ms (%.1f fps), p95 %.2f ms (%.1f fps)\n", median, 1000.0 / median, p95,
+              1000.0 / p95);
+  return 0;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// [SECTION] the interactive window
+// ---------------------------------------------------------------------------------------------------------
+
+int RunInteractive(const GuiOptions& o) {
+  std::string error;
+  auto context = CreateWindowContext(o.width, o.height, "flashviz: FlashAttention, tile by tile", true, &error);
+  if (!context) throw InputError("cannot open a window (" + error + "); --screenshot works without a display");
+  GLFWwindow* window = context->window();
+  glfwSwapInterval(1);
+  Model model;
+  UiState ui;
+  InitGuiState(o, model, ui);
+  if (!o.ui_scale) {  // follow the monitor's scale on high-DPI screens unless asked otherwise
+    float sx = 1, sy = 1;
+    glfwGetWindowContentScale(window, &sx, &sy);
+    if (sx > 1.2f) ui.ui_scale = std::min(sx, 3.0f);
+  }
+  ImGuiOnGl imgui(window);
+  auto last = std::chrono::steady_clock::now();
+  while (!glfwWindowShouldClose(window) && !ui.request_quit) {
+    // 1. Poll events; sleep while minimised, wait for input while nothing moves.
+    if (glfwGetWindowAttrib(window, GLFW_ICONIFIED)) {
+      glfwWaitEventsTimeout(0.25);
+      continue;
+    }
+    if (ui.playing || model.busy()) glfwPollEvents();
+    else glfwWaitEventsTimeout(0.1);
+    const auto now = std::chrono::steady_clock::now();
+    const double dt = std::chrono::duration<double>(now - last).count();
+    last = now;
+    int w = 0, h = 0;
+    glfwGetFramebufferSize(window, &w, &h);
+    // 2-4. New frame, the panels, render.
+    imgui.Frame(model, ui, dt, w, h);
+    // 5. Swap.
+    glfwSwapBuffers(window);
+  }
+  return 0;
+}
+
+}  // namespace
+
+OffscreenFrame RenderOffscreenFrame(const GuiOptions& o, GlBackend backend) {
+  std::string error;
+  auto context = CreateOffscreenContext(backend, &error);
+  if (!context) throw InputError("no offscreen OpenGL context: " + error);
+  Model model;
+  UiState ui;
+  InitGuiState(o, model, ui);
+  ImGuiOnGl imgui(context->window());
+  Framebuffer fbo(o.width, o.height);
+  if (!fbo.complete()) throw InputError(Sprintf("cannot create a %d × %d framebuffer", o.width, o.height));
+  fbo.Bind();
+  // A few frames settle the layout (tab selection, sizes known after the first draw); background work
+  // (O in HBM, the sweep, the exact rows) is waited for so the picture is complete.
+  for (int frame = 0; frame < 3; ++frame) imgui.Frame(model, ui, 1.0 / 60.0, o.width, o.height);
+  model.WaitIdle();
+  for (int frame = 0; frame < 2; ++frame) imgui.Frame(model, ui, 1.0 / 60.0, o.width, o.height);
+  glFinish();
+  OffscreenFrame out;
+  out.image = fbo.Read();
+  out.report = ui.report;
+  out.renderer = context->description();
+  return out;
+}
+
+int RunGui(const GuiOptions& o) {
+  if (!o.screenshot.empty()) return RunScreenshot(o);
+  if (o.bench_frames > 0) return RunBenchFrames(o);
+  return RunInteractive(o);
+}
+
+}  // namespace flashviz

@@ -1,0 +1,46 @@
+// The GUI program: the interactive window, one offscreen frame (--screenshot), and the frame-time benchmark
+// (--bench-frames). All three share the state set-up and the per-frame controller.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "app/cli/problem_options.h"
+#include "app/gui/gl_context.h"
+#include "viz/model.h"
+#include "viz/ui_state.h"
+
+namespace flashviz {
+
+struct GuiOptions {
+  ProblemOptions problem;
+  bool problem_given = false;  // any problem option was on the command line
+  std::string session;         // --session FILE
+  std::string screenshot;      // --screenshot PNG
+  std::optional<std::int64_t> step;
+  std::string panel;
+  int width = 1280, height = 720;
+  std::optional<float> ui_scale;
+  int bench_frames = 0;
+  std::string theme = "dark";
+  std::string gl = "auto";  // offscreen context: auto (EGL, then a hidden GLFW window), egl, glfw
+};
+
+// The model and UI state the options ask for: a session, the problem options, or the first-lesson preset;
+// then --step, --panel, --theme, --ui-scale. Throws InputError with a one-line reason.
+void InitGuiState(const GuiOptions& options, Model& model, UiState& ui);
+
+struct OffscreenFrame {
+  RgbaImage image;
+  UiState::FrameReport report;
+  std::string renderer;  // which context drew it
+};
+// Renders one frame of width × height offscreen with OpenGL (after background work has finished, so the
+// frame is complete). Throws InputError when no GL context can be made.
+OffscreenFrame RenderOffscreenFrame(const GuiOptions& options, GlBackend backend);
+
+// Runs what the options ask for; returns the exit status.
+int RunGui(const GuiOptions& options);
+
+}  // namespace flashviz

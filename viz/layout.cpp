@@ -1,0 +1,279 @@
+// [SECTION] slot geometry
+// [SECTION] menu bar, session dialogs, shortcut window
+// [SECTION] the slots
+#include "viz/layout.h"
+
+#include <imgui_stdlib.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "kernels/common/format.h"
+#include "viz/panels/panel_table.h"
+#include "viz/widgets.h"
+
+namespace flashviz {
+namespace {
+
+constexpr ImGuiWindowFlags kFixed = ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoCollapse |
+                                    ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoBringToFrontOnFocus;
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------------------
+// [SECTION] slot geometry
+// ---------------------------------------------------------------------------------------------------------
+
+UiLayout ComputeUiLayout(ImVec2 display, float menu_h, float bottom_h, float s, bool sidebar, bool right, bool bottom) {
+  UiLayout L;
+  const float w = std::floor(display.x), h = std::floor(display.y);
+  const float side_w = sidebar ? std::floor(std::min(300.0f * s, w * 0.30f)) : 0.0f;
+  const float right_w = right ? std::floor(std::min(std::clamp(w * 0.27f, 320.0f * s, 560.0f * s), w * 0.34f)) : 0.0f;
+  const float bottom_hh = bottom ? std::floor(std::min(bottom_h, (h - menu_h) * 0.35f)) : 0.0f;
+  const float top = std::floor(menu_h);
+  const float body_bottom = h - bottom_hh;
+  L.has_sidebar = sidebar;
+  L.has_right = right;
+  L.has_bottom = bottom;
+  L.sidebar = {ImVec2(0, top), ImVec2(side_w, body_bottom)};
+  L.right = {ImVec2(w - right_w, top), ImVec2(w, body_bottom)};
+  L.centre = {ImVec2(side_w, top), ImVec2(w - right_w, body_bottom)};
+  L.bottom = {ImVec2(0, body_bottom), ImVec2(w, h)};
+  return L;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// [SECTION] menu bar, session dialogs, shortcut window
+// ---------------------------------------------------------------------------------------------------------
+
+namespace {
+
+struct MenuRequests {
+  bool open_save = false, open_load = false;
+};
+
+void DrawMenuBar(UiState& ui, MenuRequests& requests) {
+  if (!ImGui::BeginMainMenuBar()) return;
+  if (ImGui::BeginMenu("File")) {
+    if (ImGui::MenuItem("Save session…", "Ctrl+S")) requests.open_save = true;
+    if (ImGui::MenuItem("Load session…", "Ctrl+O")) requests.open_load = true;
+    ImGui::Separator();
+    if (ImGui::MenuItem("Quit", "Ctrl+Q")) ui.request_quit = true;
+    ImGui::EndMenu();
+  }
+  if (ImGui::BeginMenu("View")) {
+    for (const PanelInfo& panel : Panels()) {
+      bool open = IsPanelOpen(ui, panel);
+      if (ImGui::MenuItem(PlainNotation(panel.title).c_str(), nullptr, &open)) {
+        SetPanelOpen(ui, panel, open);
+        if (open && panel.slot == PanelSlot::kCentreTab) ui.focus_tab = panel.id;
+      }
+      if (ImGui::IsItemHovered()) MathTooltip(panel.summary);
+    }
+    ImGui::Separator();
+    if (ImGui::MenuItem("Dark theme", nullptr, ui.theme == Theme::kDark)) {
+      ui.theme = Theme::kDark;
+      ui.style_dirty = true;
+    }
+    if (ImGui::MenuItem("Light theme", nullptr, ui.theme == Theme::kLight)) {
+      ui.theme = Theme::kLight;
+      ui.style_dirty = true;
+    }
+    if (ImGui::MenuItem("Large font (projector)", "Ctrl+L", ui.large_font)) {
+      ui.large_font = !ui.large_font;
+      ui.style_dirty = true;
+    }
+    float scale = ui.ui_scale;
+    ImGui::SetNextItemWidth(160);
+    if (ImGui::SliderFloat("UI scale", &scale, 0.75f, 2.5f, "%.2f×")) {
+      ui.ui_scale = scale;
+    }
+    if (ImGui::IsItemDeactivatedAfterEdit()) ui.style_dirty = true;
+    ImGui::EndMenu();
+  }
+  if (ImGui::BeginMenu("Presets")) {
+    for (const Preset& preset : Presets()) {
+      if (ImGui::MenuItem(preset.name)) {
+        ui.form = preset.form;
+        ui.apply_form = true;
+      }
+      if (ImGui::IsItemHovered()) MathTooltip(preset.description);
+    }
+    ImGui::EndMenu();
+  }
+  if (ImGui::BeginMenu("Help")) {
+    if (ImGui::MenuItem("Keyboard shortcuts", "F1")) ui.show_shortcuts = true;
+    ImGui::EndMenu();
+  }
+  if (!ui.status.empty()) {
+    const float w = ImGui::CalcTextSize(ui.status.c_str()).x;
+    ImGui::SameLine(std::max(ImGui::GetCursorPosX() + 20, ImGui::GetWindowWidth() - w - 16));
+    ImGui::TextDisabled("%s", ui.status.c_str());
+  }
+  ImGui::EndMainMenuBar();
+}
+
+void SessionDialog(const char* title, const char* button, UiState& ui, bool* request) {
+  if (ImGui::BeginPopupModal(title, nullptr, ImGuiWindowFlags_AlwaysAutoResize)) {
+    MathText("Session file (JSON): the problem, the step, the open panels and the view settings.");
+    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 30);
+    if (ImGui::IsWindowAppearing()) ImGui::SetKeyboardFocusHere();
+    const bool enter = ImGui::InputText("##path", &ui.session_path, ImGuiInputTextFlags_EnterReturnsTrue);
+    if (ImGui::Button(button) || enter) {
+      *request = true;
+      ImGui::CloseCurrentPopup();
+    }
+    ImGui::SameLine();
+    if (ImGui::Button("Cancel") || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape))) ImGui::CloseCurrentPopup();
+    ImGui::EndPopup();
+  }
+}
+
+void DrawShortcuts(UiState& ui) {
+  if (!ui.show_shortcuts) return;
+  ImGui::SetNextWindowPos(ImVec2(ImGui::GetIO().DisplaySize.x * 0.5f, ImGui::GetIO().DisplaySize.y * 0.5f),
+                          ImGuiCond_Appearing, ImVec2(0.5f, 0.5f));
+  if (ImGui::Begin("Keyboard shortcuts", &ui.show_shortcuts,
+                   ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoSavedSettings)) {
+    static const char* kRows[][2] = {
+        {"Space", "play / pause"},
+        {"← / →", "one phase back / forward"},
+        {"Shift+← / Shift+→", "one tile iteration back / forward"},
+        {"Home / End", "first / last step"},
+        {"[ / ]", "half / double the playback speed"},
+        {"1 … 9", "the centre tabs, in order"},
+        {"Ctrl+L", "large font (projector)"},
+        {"Ctrl+T", "dark / light theme"},
+        {"Ctrl+= / Ctrl+-", "UI scale up / down"},
+        {"Ctrl+S / Ctrl+O", "save / load the session"},
+        {"F1", "this window"},
+        {"Ctrl+Q", "quit"},
+    };
+    if (ImGui::BeginTable("##keys", 2, ImGuiTableFlags_RowBg)) {
+      for (const auto& row : kRows) {
+        ImGui::TableNextRow();
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted(row[0]);
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted(row[1]);
+      }
+      ImGui::EndTable();
+    }
+    MathTextColored(GetPalette().dim, "Hover any cell, bar or arrow for its value and formula.");
+  }
+  ImGui::End();
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// [SECTION] the slots
+// ---------------------------------------------------------------------------------------------------------
+
+bool AnyOpen(const UiState& ui, PanelSlot slot) {
+  for (const PanelInfo& p : Panels())
+    if (p.slot == slot && IsPanelOpen(ui, p)) return true;
+  return false;
+}
+
+void PlaceWindow(const ScreenRect& r) {
+  ImGui::SetNextWindowPos(r.min);
+  ImGui::SetNextWindowSize(ImVec2(r.width(), r.height()));
+}
+
+void DrawSidebar(const Model& model, UiState& ui, const ScreenRect& r) {
+  PlaceWindow(r);
+  if (ImGui::Begin("##sidebar", nullptr, kFixed | ImGuiWindowFlags_NoTitleBar)) {
+    for (const PanelInfo& p : Panels()) {
+      if (p.slot != PanelSlot::kSidebar || !IsPanelOpen(ui, p)) continue;
+      ImGui::PushID(p.id);
+      if (ImGui::CollapsingHeader((PlainNotation(p.title) + "###" + p.id).c_str(), ImGuiTreeNodeFlags_DefaultOpen))
+        p.draw(model, ui);
+      ImGui::PopID();
+    }
+  }
+  ImGui::End();
+}
+
+void DrawCentre(const Model& model, UiState& ui, const ScreenRect& r) {
+  PlaceWindow(r);
+  if (ImGui::Begin("##centre", nullptr, kFixed | ImGuiWindowFlags_NoTitleBar | ImGuiWindowFlags_NoScrollbar |
+                                            ImGuiWindowFlags_NoScrollWithMouse)) {
+    if (ImGui::BeginTabBar("##tabs")) {
+      for (const PanelInfo& p : Panels()) {
+        if (p.slot != PanelSlot::kCentreTab || !IsPanelOpen(ui, p)) continue;
+        const ImGuiTabItemFlags flags = ui.focus_tab == p.id ? ImGuiTabItemFlags_SetSelected : 0;
+        bool open = true;
+        const std::string title = PlainNotation(p.title) + "###" + p.id;
+        if (ImGui::BeginTabItem(title.c_str(), &open, flags)) {
+          ui.active_tab = p.id;
+          ImGui::BeginChild(p.id, ImVec2(0, 0), false, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
+          p.draw(model, ui);
+          ImGui::EndChild();
+          ImGui::EndTabItem();
+        }
+        if (!open) SetPanelOpen(ui, p, false);
+      }
+      ImGui::EndTabBar();
+    }
+    ui.focus_tab.clear();
+  }
+  ImGui::End();
+}
+
+void DrawRight(const Model& model, UiState& ui, const ScreenRect& r) {
+  float total = 0;
+  for (const PanelInfo& p : Panels())
+    if (p.slot == PanelSlot::kRight && IsPanelOpen(ui, p)) total += std::max(p.weight, 0.05f);
+  float y = r.min.y;
+  for (const PanelInfo& p : Panels()) {
+    if (p.slot != PanelSlot::kRight || !IsPanelOpen(ui, p)) continue;
+    const float h = std::floor(r.height() * std::max(p.weight, 0.05f) / total);
+    PlaceWindow({ImVec2(r.min.x, y), ImVec2(r.max.x, std::min(r.max.y, y + h))});
+    bool open = true;
+    const std::string title = PlainNotation(p.title) + "###" + p.id;
+    if (ImGui::Begin(title.c_str(), &open, kFixed)) p.draw(model, ui);
+    ImGui::End();
+    if (!open) SetPanelOpen(ui, p, false);
+    y += h;
+  }
+}
+
+void DrawBottom(const Model& model, UiState& ui, const ScreenRect& r) {
+  PlaceWindow(r);
+  if (ImGui::Begin("##bottom", nullptr, kFixed | ImGuiWindowFlags_NoTitleBar)) {
+    for (const PanelInfo& p : Panels())
+      if (p.slot == PanelSlot::kBottom && IsPanelOpen(ui, p)) {
+        ImGui::PushID(p.id);
+        p.draw(model, ui);
+        ImGui::PopID();
+      }
+  }
+  ImGui::End();
+}
+
+}  // namespace
+
+void DrawUi(const Model& model, UiState& ui) {
+  MenuRequests requests;
+  DrawMenuBar(ui, requests);
+  if (requests.open_save || ui.open_save_dialog) ImGui::OpenPopup("Save session");
+  if (requests.open_load || ui.open_load_dialog) ImGui::OpenPopup("Load session");
+  ui.open_save_dialog = ui.open_load_dialog = false;
+  const ImGuiStyle& style = ImGui::GetStyle();
+  const float menu_h = ImGui::GetFrameHeight();
+  // The bottom strip: the scrubber and two lines of narration in the large font.
+  const float large_line = LargeFont()->FontSize * (ImGui::GetFontSize() / std::max(1.0f, ImGui::GetFont()->FontSize));
+  const float bottom_h = ImGui::GetFrameHeight() * 1.3f + 2 * large_line + style.ItemSpacing.y * 2 + style.WindowPadding.y * 2 + 4;
+  const UiLayout L = ComputeUiLayout(ImGui::GetIO().DisplaySize, menu_h, bottom_h, ui.ui_scale,
+                                     AnyOpen(ui, PanelSlot::kSidebar), AnyOpen(ui, PanelSlot::kRight),
+                                     AnyOpen(ui, PanelSlot::kBottom));
+  if (L.has_sidebar) DrawSidebar(model, ui, L.sidebar);
+  DrawCentre(model, ui, L.centre);
+  if (L.has_right) DrawRight(model, ui, L.right);
+  if (L.has_bottom) DrawBottom(model, ui, L.bottom);
+  SessionDialog("Save session", "Save", ui, &ui.request_save_session);
+  SessionDialog("Load session", "Load", ui, &ui.request_load_session);
+  DrawShortcuts(ui);
+}
+
+}  // namespace flashviz

@@ -1,0 +1,276 @@
+// [SECTION] limits and the sweep
+// [SECTION] problem and step
+// [SECTION] tile status
+// [SECTION] background work
+#include "viz/model.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "kernels/common/format.h"
+
+namespace flashviz {
+namespace {
+
+double AbsMax(const std::vector<float>& values) {
+  double m = 0;
+  for (float v : values) m = std::max(m, std::abs(static_cast<double>(v)));
+  return m > 0 ? m : 1.0;
+}
+
+// Work below this many multiply-adds runs on the frame thread: it is done before anyone could notice.
+constexpr double kInlineWork = 4.0e6;
+// The sweep counts schedules up to this many steps (~0.3 s for the largest on this class of machine).
+constexpr std::int64_t kSweepMaxSteps = std::int64_t{40} << 20;
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------------------
+// [SECTION] limits and the sweep
+// ---------------------------------------------------------------------------------------------------------
+
+std::optional<std::string> GuiProblemError(const AttentionProblem& p) {
+  const std::int64_t values = std::int64_t{p.n} * p.d;
+  if (values > kGuiMaxValuesPerMatrix)
+    return Sprintf("N·d = %lld is more than the step view holds (%lld values per matrix); "
+                   "`flashviz trace --summary` counts any size",
+                   static_cast<long long>(values), static_cast<long long>(kGuiMaxValuesPerMatrix));
+  const std::int64_t steps = Schedule(p).step_count();
+  if (steps > kGuiMaxSteps)
+    return Sprintf("%lld steps (T_r = %d × T_c = %d tile pairs) is more than the step view replays quickly "
+                   "(%lld); use larger tiles (B_r, B_c or SRAM M) or a smaller N",
+                   static_cast<long long>(steps), p.tr(), p.tc(), static_cast<long long>(kGuiMaxSteps));
+  return std::nullopt;
+}
+
+std::vector<int> SweepSizes(int current_n) {
+  std::vector<int> sizes;
+  for (int n = 16; n <= 32768; n *= 2) sizes.push_back(n);
+  if (std::find(sizes.begin(), sizes.end(), current_n) == sizes.end()) sizes.push_back(current_n);
+  std::sort(sizes.begin(), sizes.end());
+  return sizes;
+}
+
+Sweep ComputeSweep(const AttentionProblem& problem, std::int64_t max_steps, const std::atomic<bool>& cancel) {
+  Sweep sweep;
+  int skipped_from = 0;
+  for (int n : SweepSizes(problem.n)) {
+    if (cancel.load()) break;
+    AttentionProblem at = problem;
+    at.n = n;  // tile sizes come from M and d (or were given): they do not depend on N
+    const Stepper counter(at, nullptr);
+    if (counter.step_count() > max_steps) {
+      if (!skipped_from) skipped_from = n;
+      continue;
+    }
+    const Ledger flash = counter.FinalLedger();
+    sweep.points.push_back({n, flash.HbmBytes(), StandardAttentionLedger(n, at.d).HbmBytes(), counter.step_count()});
+  }
+  if (skipped_from)
+    sweep.note = Sprintf("N ≥ %d left out: more than %lld steps to count with these tiles", skipped_from,
+                         static_cast<long long>(max_steps));
+  return sweep;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// [SECTION] problem and step
+// ---------------------------------------------------------------------------------------------------------
+
+Model::Model() = default;
+Model::~Model() = default;
+
+void Model::SetProblem(const AttentionProblem& problem, std::shared_ptr<const AttentionInputs> inputs,
+                       ProblemOrigin origin) {
+  // Build everything first so a throw (bad input sizes) leaves the old problem in place.
+  auto stepper = std::make_unique<Stepper>(problem, inputs.get());
+  const Ledger final_ledger = stepper->FinalLedger();
+  problem_ = problem;
+  inputs_ = std::move(inputs);
+  origin_ = std::move(origin);
+  stepper_ = std::move(stepper);
+  final_ledger_ = final_ledger;
+  standard_ledger_ = StandardAttentionLedger(problem.n, problem.d);
+  q_abs_max_ = AbsMax(inputs_->q);
+  k_abs_max_ = AbsMax(inputs_->k);
+  v_abs_max_ = AbsMax(inputs_->v);
+  ++problem_version_;
+  reference_.Reset();
+  hbm_output_.Reset();
+  sweep_.Reset();
+  step_ = 0;
+  RefreshStep(-1);
+  // The sweep is wanted as soon as the traffic view opens; start it now, it only counts.
+  const AttentionProblem p = problem_;
+  sweep_.Request(problem_version_, [p](const std::atomic<bool>& cancel) { return ComputeSweep(p, kSweepMaxSteps, cancel); },
+                 false);
+}
+
+void Model::SetStep(std::int64_t step) {
+  if (!stepper_) return;
+  step = std::clamp<std::int64_t>(step, 0, step_count() - 1);
+  if (step == step_) return;
+  const std::int64_t old = step_;
+  step_ = step;
+  RefreshStep(old);
+}
+
+void Model::RefreshStep(std::int64_t old_step) {
+  // One step forward: the old state is the new previous one (playback replays once per step).
+  if (old_step >= 0 && step_ == old_step + 1) {
+    previous_ = std::move(state_);
+    state_ = stepper_->StateAt(step_);
+  } else if (old_step >= 0 && step_ == old_step - 1) {
+    state_ = std::move(previous_);
+    if (step_ > 0) previous_ = stepper_->StateAt(step_ - 1);
+  } else {
+    state_ = stepper_->StateAt(step_);
+    if (step_ > 0) previous_ = stepper_->StateAt(step_ - 1);
+  }
+  ++step_version_;
+
+  // Which tile iteration the cursor is in.
+  const Schedule& s = schedule();
+  const std::int64_t count = s.tile_iteration_count();
+  const std::int64_t per = phases_per_iteration();
+  std::int64_t lo = 0, hi = count;  // first t whose start is > step
+  while (lo < hi) {
+    const std::int64_t mid = lo + (hi - lo) / 2;
+    if (s.TileIterationStart(mid) <= step_) lo = mid + 1;
+    else hi = mid;
+  }
+  const std::int64_t t = lo - 1;
+  tile_iteration_ = (t >= 0 && step_ < s.TileIterationStart(t) + per) ? t : -1;
+  tile_iterations_done_ = t < 0 ? 0 : (step_ >= s.TileIterationStart(t) + per - 1 ? t + 1 : t);
+  RequestBackgroundWork();
+}
+
+int Model::phases_per_iteration() const {
+  return static_cast<int>(TileIterationPhases(problem_.order).size());
+}
+
+std::int64_t Model::NextTileIterationStep() const {
+  const Schedule& s = schedule();
+  std::int64_t lo = 0, hi = s.tile_iteration_count();
+  while (lo < hi) {
+    const std::int64_t mid = lo + (hi - lo) / 2;
+    if (s.TileIterationStart(mid) <= step_) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < s.tile_iteration_count() ? s.TileIterationStart(lo) : step_count() - 1;
+}
+
+std::int64_t Model::PreviousTileIterationStep() const {
+  const Schedule& s = schedule();
+  std::int64_t lo = 0, hi = s.tile_iteration_count();  // first t whose start is ≥ step
+  while (lo < hi) {
+    const std::int64_t mid = lo + (hi - lo) / 2;
+    if (s.TileIterationStart(mid) < step_) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo > 0 ? s.TileIterationStart(lo - 1) : 0;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// [SECTION] tile status
+// ---------------------------------------------------------------------------------------------------------
+
+TileStatus Model::PairStatus(int i, int j) const {
+  const std::optional<std::int64_t> first = schedule().FirstStepOfPair(i, j);
+  if (!first) return TileStatus::kMasked;
+  if (state_.info.i == i && state_.info.j == j) return TileStatus::kCurrent;
+  return *first < step_ ? TileStatus::kDone : TileStatus::kPending;
+}
+
+namespace {
+// The last K/V tile that row tile i works with (causal masking ends the row early).
+int LastActiveColumn(const AttentionProblem& p, int i) {
+  if (!p.causal) return p.tc() - 1;
+  const int last_row = p.RowBegin(i) + p.RowsInTile(i) - 1;
+  return std::min(p.tc() - 1, last_row / p.bc);
+}
+}  // namespace
+
+TileStatus Model::QTileStatus(int i) const {
+  if (state_.info.i == i) return TileStatus::kCurrent;
+  const std::optional<std::int64_t> first = schedule().FirstStepOfPair(i, LastActiveColumn(problem_, i));
+  if (!first) return TileStatus::kPending;
+  // kv: the pair ends with write_back; q: the row tile ends with finalize and write_back after its last pair.
+  const std::int64_t last = *first + phases_per_iteration() - 1 + (problem_.order == LoopOrder::kQOuter ? 2 : 0);
+  return last < step_ ? TileStatus::kDone : TileStatus::kPending;
+}
+
+TileStatus Model::KvTileStatus(int j) const {
+  if (state_.info.j == j) return TileStatus::kCurrent;
+  // In both orders the last row tile to visit column j is T_r − 1 (causal keeps a suffix of rows per column).
+  const std::optional<std::int64_t> first = schedule().FirstStepOfPair(problem_.tr() - 1, j);
+  if (!first) return TileStatus::kPending;
+  return *first + phases_per_iteration() - 1 < step_ ? TileStatus::kDone : TileStatus::kPending;
+}
+
+bool Model::OutputTileWritten(int i) const {
+  if (problem_.order == LoopOrder::kKvOuter) return true;
+  const TileStatus status = QTileStatus(i);
+  return status == TileStatus::kDone ||
+         (status == TileStatus::kCurrent && state_.info.phase == Phase::kWriteBack);
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// [SECTION] background work
+// ---------------------------------------------------------------------------------------------------------
+
+void Model::RequestBackgroundWork() {
+  const auto inputs = inputs_;
+  const AttentionProblem p = problem_;
+  const double n = p.n, d = p.d;
+
+  // O in HBM changes only when O is written: key it by the bytes written so far.
+  const std::int64_t o_written = state_.ledger[HbmTensor::kO].write_bytes;
+  const std::int64_t step = step_;
+  const double done_fraction = static_cast<double>(step + 1) / static_cast<double>(step_count());
+  hbm_output_.Request(
+      static_cast<std::uint64_t>(o_written) + 1,
+      [inputs, p, step](const std::atomic<bool>&) {
+        const Stepper stepper(p, inputs.get());
+        return HbmOutput{stepper.HbmOutputAt(step), step};
+      },
+      n * n * d * done_fraction < kInlineWork);
+
+  if (state_.info.i >= 0) {
+    const int i = state_.info.i;
+    const std::uint64_t key = static_cast<std::uint64_t>(i) + 1;
+    reference_.Request(
+        key,
+        [inputs, p, i](const std::atomic<bool>&) {
+          ReferenceRows r;
+          r.row_begin = p.RowBegin(i);
+          r.rows = p.RowsInTile(i);
+          r.o.resize(static_cast<std::size_t>(r.rows) * p.d);
+          r.stats.resize(static_cast<std::size_t>(r.rows));
+          ReferenceAttentionRows(inputs->q.data(), inputs->k.data(), inputs->v.data(), p.n, p.d, p.scale, p.causal,
+                                 r.row_begin, r.row_begin + r.rows, r.o.data(), r.stats.data());
+          return r;
+        },
+        static_cast<double>(p.br) * n * d < kInlineWork);
+  }
+}
+
+void Model::Update() {
+  reference_.Poll();
+  hbm_output_.Poll();
+  sweep_.Poll();
+}
+
+void Model::WaitIdle() {
+  reference_.Wait();
+  hbm_output_.Wait();
+  sweep_.Wait();
+}
+
+bool Model::busy() const { return reference_.busy() || hbm_output_.busy() || sweep_.busy(); }
+
+const ReferenceRows* Model::reference() const {
+  if (state_.info.i < 0 || !reference_.current()) return nullptr;
+  return reference_.get();
+}
+
+}  // namespace flashviz

@@ -1,0 +1,151 @@
+// The GUI's model: the kernels/cpu Stepper for the current problem and its inputs, with everything the views
+// read cached so that a frame costs nothing the step did not change (DESIGN.md principle 1: every view reads
+// the stepper; nothing is drawn from hand-made data).
+//  - the StepState of the current step and of the step before (rebuilt only when the step or problem changes;
+//    stepping one forward reuses the previous state, so playback replays once per step)
+//  - the exact reference rows of the current Q tile (float64, ReferenceAttentionRows)
+//  - the final ledger and standard attention's ledger, once per problem
+//  - off the frame path (background.h): O as it stands in HBM (Stepper::HbmOutputAt, O(N²d), keyed by the
+//    bytes of O written so far, so it is recomputed only when O in HBM changed) and the sweep of HBM bytes
+//    against N for the log-log plot (a count-only Stepper per N, never a formula)
+// Panels get it const; the app changes the problem and the step between frames.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kernels/cpu/ledger.h"
+#include "kernels/cpu/problem.h"
+#include "kernels/cpu/reference.h"
+#include "kernels/cpu/schedule.h"
+#include "kernels/cpu/stepper.h"
+#include "viz/background.h"
+
+namespace flashviz {
+
+enum class TileStatus : std::uint8_t { kPending, kCurrent, kDone, kMasked };
+
+// Where Q, K, V came from (labels, sessions).
+struct ProblemOrigin {
+  std::uint64_t seed = 0;
+  std::string input_path;  // an HW4 file, or empty for random inputs
+  int batch = 0;
+};
+
+// The GUI's limits: beyond them a step view is too slow or too large to be useful (the command line has none).
+inline constexpr std::int64_t kGuiMaxValuesPerMatrix = std::int64_t{1} << 22;  // N·d
+inline constexpr std::int64_t kGuiMaxSteps = std::int64_t{8} << 20;
+// Why the GUI will not open `problem`, or nothing.
+std::optional<std::string> GuiProblemError(const AttentionProblem& problem);
+
+struct SweepPoint {
+  int n = 0;
+  std::int64_t flash_hbm_bytes = 0;
+  std::int64_t standard_hbm_bytes = 0;
+  std::int64_t steps = 0;
+};
+struct Sweep {
+  std::vector<SweepPoint> points;
+  std::string note;  // e.g. which N were left out and why
+};
+
+struct HbmOutput {
+  std::vector<double> values;  // N × d, O as it stands in HBM
+  std::int64_t step = 0;       // the step it was computed for
+};
+
+struct ReferenceRows {
+  int row_begin = 0, rows = 0;
+  std::vector<double> o;                // rows × d
+  std::vector<RowSoftmaxStats> stats;   // the exact m and ℓ of each row over all keys
+};
+
+class Model {
+ public:
+  Model();
+  ~Model();
+  Model(const Model&) = delete;
+  Model& operator=(const Model&) = delete;
+
+  // Replaces the problem; the cursor goes to step 0. `inputs` must match the problem's N and d.
+  void SetProblem(const AttentionProblem& problem, std::shared_ptr<const AttentionInputs> inputs,
+                  ProblemOrigin origin);
+  void SetStep(std::int64_t step);  // clamped to [0, step_count)
+  void Update();                    // takes finished background work; call once per frame before drawing
+  void WaitIdle();                  // blocks until background work is done (tests, screenshots)
+  bool busy() const;
+
+  bool has_problem() const { return stepper_ != nullptr; }
+  const AttentionProblem& problem() const { return problem_; }
+  const AttentionInputs& inputs() const { return *inputs_; }
+  const std::shared_ptr<const AttentionInputs>& inputs_ptr() const { return inputs_; }
+  const ProblemOrigin& origin() const { return origin_; }
+  const Stepper& stepper() const { return *stepper_; }
+  const Schedule& schedule() const { return stepper_->schedule(); }
+  std::int64_t step() const { return step_; }
+  std::int64_t step_count() const { return stepper_ ? stepper_->step_count() : 0; }
+  int phases_per_iteration() const;
+  // Change whenever the problem (resp. the step or problem) changes: keys for caches in the views.
+  std::uint64_t problem_version() const { return problem_version_; }
+  std::uint64_t step_version() const { return step_version_; }
+
+  const StepState& state() const { return state_; }
+  const StepState* previous() const { return step_ > 0 ? &previous_ : nullptr; }  // after step − 1
+
+  TileStatus PairStatus(int i, int j) const;
+  TileStatus QTileStatus(int i) const;   // Q_i and O_i: done once every pair of row i is done
+  TileStatus KvTileStatus(int j) const;  // K_j and V_j: done once every pair of column j is done
+  // q order: rows of O already written to HBM; kv: every row (init wrote zeros).
+  bool OutputTileWritten(int i) const;
+  // The tile iteration the cursor is in, in schedule order (−1 outside one), and the first tile iteration
+  // that has not finished (for "t of T" labels).
+  std::int64_t tile_iteration() const { return tile_iteration_; }
+  std::int64_t tile_iterations_done() const { return tile_iterations_done_; }
+  // The step that begins the tile iteration after / before the cursor's (for Shift+←/→).
+  std::int64_t NextTileIterationStep() const;
+  std::int64_t PreviousTileIterationStep() const;
+
+  double q_abs_max() const { return q_abs_max_; }
+  double k_abs_max() const { return k_abs_max_; }
+  double v_abs_max() const { return v_abs_max_; }
+
+  // The exact rows of the current Q tile (empty while computing or where no Q tile is involved).
+  const ReferenceRows* reference() const;
+  // O in HBM: the last one computed (current() says whether it matches the cursor).
+  const HbmOutput* hbm_output() const { return hbm_output_.get(); }
+  bool hbm_output_current() const { return hbm_output_.current(); }
+  const Ledger& final_ledger() const { return final_ledger_; }
+  const Ledger& standard_ledger() const { return standard_ledger_; }
+  const Sweep* sweep() const { return sweep_.get(); }
+  bool sweep_current() const { return sweep_.current(); }
+
+ private:
+  void RefreshStep(std::int64_t old_step);
+  void RequestBackgroundWork();
+
+  AttentionProblem problem_;
+  std::shared_ptr<const AttentionInputs> inputs_;
+  ProblemOrigin origin_;
+  std::unique_ptr<Stepper> stepper_;
+  std::int64_t step_ = 0;
+  std::uint64_t problem_version_ = 0, step_version_ = 0;
+  StepState state_, previous_;
+  std::int64_t tile_iteration_ = -1, tile_iterations_done_ = 0;
+  Ledger final_ledger_, standard_ledger_;
+  double q_abs_max_ = 1, k_abs_max_ = 1, v_abs_max_ = 1;
+
+  BackgroundValue<ReferenceRows> reference_;
+  BackgroundValue<HbmOutput> hbm_output_;
+  BackgroundValue<Sweep> sweep_;
+};
+
+// The N of the log-log sweep: powers of two from 16 to 32768, plus the current N.
+std::vector<int> SweepSizes(int current_n);
+// Counts HBM bytes for `problem` at every N of SweepSizes (count-only Steppers), skipping N whose schedule has
+// more than `max_steps` steps; stops early when `cancel` turns true.
+Sweep ComputeSweep(const AttentionProblem& problem, std::int64_t max_steps, const std::atomic<bool>& cancel);
+
+}  // namespace flashviz

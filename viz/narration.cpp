@@ -1,0 +1,101 @@
+#include "viz/narration.h"
+
+#include <cmath>
+
+#include "kernels/common/format.h"
+
+namespace flashviz {
+namespace {
+
+std::string Rows(const AttentionProblem& p, int i) {
+  return Sprintf("rows %d–%d", p.RowBegin(i), p.RowBegin(i) + p.RowsInTile(i) - 1);
+}
+std::string Keys(const AttentionProblem& p, int j) {
+  return Sprintf("keys %d–%d", p.ColBegin(j), p.ColBegin(j) + p.ColsInTile(j) - 1);
+}
+
+int NewMaxima(const StepState& s) {
+  int count = 0;
+  for (std::size_t r = 0; r < s.tile.alpha.size(); ++r)
+    if (!std::isinf(s.tile.m_prev[r]) && s.tile.alpha[r] < 1.0) ++count;
+  return count;
+}
+
+}  // namespace
+
+std::string Narrate(const Model& model) {
+  if (!model.has_problem()) return "No problem loaded.";
+  const AttentionProblem& p = model.problem();
+  const StepState& s = model.state();
+  const int i = s.info.i, j = s.info.j;
+  const bool kv = p.order == LoopOrder::kKvOuter;
+  const std::string read = HumanBytes(static_cast<double>(s.delta.HbmReadBytes()));
+  const std::string written = HumanBytes(static_cast<double>(s.delta.HbmWriteBytes()));
+  switch (s.info.phase) {
+    case Phase::kInit:
+      return Sprintf("init: O = 0, ℓ = 0 and m = −∞ are written to HBM (%s). Nothing is on chip yet; "
+                     "Algorithm 1 streams K/V tiles in the outer loop.",
+                     written.c_str());
+    case Phase::kLoadKv:
+      if (kv)
+        return Sprintf("load_kv: K_j and V_j (j = %d of T_c = %d, %s) come from HBM into SRAM: %s. They stay on "
+                       "chip while every Q tile visits them.",
+                       j, p.tc(), Keys(p, j).c_str(), read.c_str());
+      return Sprintf("load_kv: K_j and V_j (j = %d of T_c = %d, %s) come from HBM for Q tile i = %d: %s. In the Q-outer "
+                     "order K and V are streamed once per Q tile.",
+                     j, p.tc(), Keys(p, j).c_str(), i, read.c_str());
+    case Phase::kLoadQ:
+      if (kv)
+        return Sprintf("load_q: Q_i, O_i, ℓ_i and m_i (i = %d of T_r = %d, %s) come from HBM: %s. With K/V outside, "
+                       "the running state of every Q tile goes through HBM on every K/V tile.",
+                       i, p.tr(), Rows(p, i).c_str(), read.c_str());
+      return Sprintf("load_q: Q_i (i = %d of T_r = %d, %s) comes from HBM (%s); m_i = −∞, ℓ_i = 0 and O_i = 0 start "
+                     "on chip and stay there until write_back.",
+                     i, p.tr(), Rows(p, i).c_str(), read.c_str());
+    case Phase::kScores:
+      return Sprintf("scores: S_ij = scale·Q_i K_jᵀ (scale %s), a %d × %d tile computed in SRAM. It is never written to "
+                     "HBM: the next tile pair overwrites it.",
+                     Sprintf("%.4g", p.scale).c_str(), s.rows, s.cols);
+    case Phase::kRowMax:
+      if (kv) return "rowmax: m~_ij = rowmax(S_ij), the largest score of each row within this tile.";
+      return Sprintf("rowmax: m_i ← max(m_i, rowmax S_ij). %d of %d rows found a new maximum: their ℓ_i and O_i will be "
+                     "rescaled by α = e^(m_old − m_new).",
+                     NewMaxima(s), s.rows);
+    case Phase::kExp:
+      return kv ? "exp: P~_ij = exp(S_ij − m~_ij) overwrites S_ij in place; every entry is in (0, 1], each row's "
+                  "largest is 1."
+                : "exp: P~_ij = exp(S_ij − m_i) with the running maximum, in place of S_ij; entries are in [0, 1].";
+    case Phase::kRowSum:
+      if (kv) return "rowsum: ℓ~_ij = rowsum(P~_ij), this tile's share of the softmax denominator.";
+      return "rowsum: ℓ_i ← α·ℓ_i + rowsum(P~_ij): the old sum is rescaled to the new maximum, then this tile adds "
+             "its share.";
+    case Phase::kUpdateStats:
+      return Sprintf("update_stats: m_new = max(m_i, m~_ij), ℓ_new = e^(m_i − m_new)ℓ_i + e^(m~_ij − m_new)ℓ~_ij. "
+                     "%d of %d rows found a new maximum (α < 1).",
+                     NewMaxima(s), s.rows);
+    case Phase::kUpdateO:
+      if (kv)
+        return "update_o: O_i ← diag(ℓ_new)⁻¹(diag(ℓ_i)e^(m_i − m_new)O_i + e^(m~_ij − m_new)P~_ij V_j): O_i stays the "
+               "softmax-weighted average of V over the keys seen so far.";
+      return "update_o: O_i ← diag(α)O_i + P~_ij V_j, unnormalized: the division by ℓ_i waits until finalize.";
+    case Phase::kWriteBack:
+      if (kv)
+        return Sprintf("write_back: O_i, ℓ_i ← ℓ_new and m_i ← m_new go back to HBM (%s); SRAM keeps only K_j, V_j.",
+                       written.c_str());
+      return Sprintf("write_back: O_i and L_i = m_i + log ℓ_i (for the backward pass) go to HBM (%s); row tile i = %d is "
+                     "finished.",
+                     written.c_str(), i);
+    case Phase::kFinalize:
+      return "finalize: O_i ← diag(ℓ_i)⁻¹ O_i, the only division, once per row after the last K/V tile.";
+    case Phase::kDone: {
+      const double flash = static_cast<double>(model.final_ledger().HbmBytes());
+      const double standard = static_cast<double>(model.standard_ledger().HbmBytes());
+      return Sprintf("done: O is complete. FlashAttention moved %s through HBM; standard attention would move %s "
+                     "(%.2f× as much).",
+                     HumanBytes(flash).c_str(), HumanBytes(standard).c_str(), flash > 0 ? standard / flash : 0.0);
+    }
+  }
+  return "";
+}
+
+}  // namespace flashviz

@@ -1,0 +1,64 @@
+#include "viz/panels/panel_table.h"
+
+#include <array>
+#include <string>
+
+#include "viz/panels/panels.h"
+
+namespace flashviz {
+namespace {
+
+// clang-format off
+constexpr std::array kPanels = {
+  PanelInfo{"playback",   "Playback",           PanelSlot::kSidebar,   true, 0.0f, &DrawPlaybackPanel,
+            "play, step by phase or tile iteration, speed, jump to (i, j)"},
+  PanelInfo{"problem",    "Problem",            PanelSlot::kSidebar,   true, 0.0f, &DrawProblemPanel,
+            "N, d, tiles or SRAM, loop order, scale, causal, seed, HW4 file, presets"},
+  PanelInfo{"step",       "Step view",          PanelSlot::kCentreTab, true, 1.0f, &DrawStepPanel,
+            "Q, Kᵀ, S, Vᵀ and O with the current tiles, and S_ij, P~_ij large"},
+  PanelInfo{"traffic",    "Traffic",            PanelSlot::kCentreTab, true, 1.0f, &DrawTrafficPanel,
+            "HBM ↔ SRAM ↔ compute, SRAM occupancy, flash against standard attention, bytes against N"},
+  PanelInfo{"statistics", "Running statistics", PanelSlot::kRight,     true, 0.56f, &DrawStatisticsPanel,
+            "m_i and ℓ_i per row with their previous values, α, their history over j"},
+  PanelInfo{"output",     "Output row O_i",     PanelSlot::kRight,     true, 0.44f, &DrawOutputPanel,
+            "O_i converging to the exact reference row, with the error"},
+  PanelInfo{"timeline",   "Timeline",           PanelSlot::kBottom,    true, 0.0f, &DrawTimelinePanel,
+            "the scrubber with tile-iteration marks and the narration line"},
+};
+// clang-format on
+
+}  // namespace
+
+std::span<const PanelInfo> Panels() { return kPanels; }
+
+const PanelInfo* FindPanel(std::string_view id) {
+  for (const PanelInfo& p : kPanels)
+    if (id == p.id) return &p;
+  return nullptr;
+}
+
+bool IsPanelOpen(const UiState& ui, const PanelInfo& panel) {
+  const auto it = ui.panel_open.find(panel.id);
+  return it == ui.panel_open.end() ? panel.open_by_default : it->second;
+}
+
+void SetPanelOpen(UiState& ui, const PanelInfo& panel, bool open) { ui.panel_open[panel.id] = open; }
+
+bool FocusPanel(UiState& ui, std::string_view id) {
+  const PanelInfo* panel = FindPanel(id);
+  if (!panel) return false;
+  SetPanelOpen(ui, *panel, true);
+  if (panel->slot == PanelSlot::kCentreTab) ui.focus_tab = panel->id;
+  return true;
+}
+
+std::string PanelIdList() {
+  std::string list;
+  for (const PanelInfo& p : kPanels) {
+    if (!list.empty()) list += ", ";
+    list += p.id;
+  }
+  return list;
+}
+
+}  // namespace flashviz

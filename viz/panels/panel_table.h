@@ -1,0 +1,52 @@
+// THE PANEL TABLE. Every view of the GUI is one row of kPanels (panel_table.cpp) and one file in viz/panels/
+// holding its draw function, `void DrawXxxPanel(const Model&, UiState&)` (DESIGN.md principle 6).
+//
+// To add a panel (the benchmark of issue 4, the Vortex view of issue 5, the live GPU view of issue 6):
+//   1. write viz/panels/xxx_panel.cpp with `void DrawXxxPanel(const Model& model, UiState& ui)`; it draws into
+//      the current ImGui window (the layout opened it: a tab, a column or the sidebar) and reads the model only;
+//      it asks for changes through UiState (ui.step, ui.form + ui.apply_form, ...). State of its own that must
+//      survive a frame or go into sessions: one member struct in UiState.
+//   2. declare it in viz/panels/panels.h and add one row to kPanels below the others:
+//        {"xxx", "Title", PanelSlot::kCentreTab, /*open_by_default=*/true, 1.0f, &DrawXxxPanel, "what it shows"},
+//   3. add the file to viz/CMakeLists.txt.
+// The row's id is what `flashviz --panel xxx` opens and focuses, the key of its visibility flag
+// (UiState::panel_open[id]) and its name in session files; the View menu lists every row.
+#pragma once
+
+#include <span>
+#include <string_view>
+
+#include "viz/model.h"
+#include "viz/ui_state.h"
+
+namespace flashviz {
+
+enum class PanelSlot {
+  kSidebar,    // left column, stacked (parameters, playback)
+  kCentreTab,  // one tab of the centre area (the step view, traffic, ...)
+  kRight,      // right column, stacked, heights shared by `weight` (m/ℓ, O_i)
+  kBottom,     // along the bottom (timeline and narration)
+};
+
+using PanelDrawFn = void (*)(const Model&, UiState&);
+
+struct PanelInfo {
+  const char* id;        // --panel NAME, UiState::panel_open key, session files
+  const char* title;     // tab or window title (no "~" markers: title bars draw plain text)
+  PanelSlot slot;
+  bool open_by_default;
+  float weight;          // share of its column's height (kSidebar, kRight)
+  PanelDrawFn draw;
+  const char* summary;   // one line for the View menu's tooltip
+};
+
+std::span<const PanelInfo> Panels();
+const PanelInfo* FindPanel(std::string_view id);
+bool IsPanelOpen(const UiState& ui, const PanelInfo& panel);
+void SetPanelOpen(UiState& ui, const PanelInfo& panel, bool open);
+// Opens the panel and, for a centre tab, brings it to the front. False when no panel has that id.
+bool FocusPanel(UiState& ui, std::string_view id);
+// "step, traffic, ..." for messages.
+std::string PanelIdList();
+
+}  // namespace flashviz

@@ -1,0 +1,17 @@
+// The draw function of every panel, one file each in viz/panels/ (registered in panel_table.cpp).
+#pragma once
+
+#include "viz/model.h"
+#include "viz/ui_state.h"
+
+namespace flashviz {
+
+void DrawPlaybackPanel(const Model& model, UiState& ui);    // playback_panel.cpp
+void DrawProblemPanel(const Model& model, UiState& ui);     // problem_panel.cpp
+void DrawStepPanel(const Model& model, UiState& ui);        // step_panel.cpp: Q, Kᵀ, S, Vᵀ, O and the tile
+void DrawTrafficPanel(const Model& model, UiState& ui);     // traffic_panel.cpp
+void DrawStatisticsPanel(const Model& model, UiState& ui);  // statistics_panel.cpp: m_i, ℓ_i, α
+void DrawOutputPanel(const Model& model, UiState& ui);      // output_panel.cpp: O_i against the reference
+void DrawTimelinePanel(const Model& model, UiState& ui);    // timeline_panel.cpp: scrubber and narration
+
+}  // namespace flashviz

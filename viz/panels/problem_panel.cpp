@@ -1,0 +1,176 @@
+// The problem: presets, N, d, the tiles (from the SRAM size M as the assignment does, or B_r and B_c given),
+// the loop order, the scale, causal masking, the seed, or an HW4 file with a batch picker. Invalid values are
+// explained in place (ProblemRequestError, GuiProblemError) and never applied; valid edits apply when the
+// field is left or a button is pressed.
+#include <algorithm>
+#include <cmath>
+
+#include <imgui.h>
+#include <imgui_stdlib.h>
+
+#include "kernels/common/format.h"
+#include "viz/panels/panels.h"
+#include "viz/widgets.h"
+
+namespace flashviz {
+namespace {
+
+// Applies when a field is left after editing, or at once for buttons, checkboxes and radio buttons.
+bool Committed(bool changed) { return (changed && !ImGui::IsItemActive()) || ImGui::IsItemDeactivatedAfterEdit(); }
+
+// The reason `form` cannot be shown, or empty. A file's N and d are checked by the app when it reads it.
+std::string FormError(const ProblemForm& form) {
+  if (!form.input_path.empty()) return {};
+  const ProblemRequest request = form.ToRequest();
+  if (auto error = ProblemRequestError(request)) return *error;
+  const AttentionProblem problem = ResolveProblem(request);
+  if (auto error = GuiProblemError(problem)) return *error;
+  return {};
+}
+
+void Label(const char* text, const char* help, float label_w) {
+  ImGui::AlignTextToFramePadding();
+  MathText(text);
+  if (help) {
+    ImGui::SameLine();
+    HelpMarker(help);
+  }
+  ImGui::SameLine(label_w);
+}
+
+}  // namespace
+
+void DrawProblemPanel(const Model& model, UiState& ui) {
+  ProblemForm& f = ui.form;
+  bool commit = false;
+  const float label_w = ImGui::CalcTextSize("M (bytes) (?)  ").x + ImGui::GetStyle().ItemSpacing.x;
+  const float field_w = -1;
+
+  // Presets, two to a row.
+  const float half = (ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ItemSpacing.x) / 2;
+  int k = 0;
+  for (const Preset& preset : Presets()) {
+    if (k % 2) ImGui::SameLine();
+    if (ImGui::Button(preset.name, ImVec2(half, 0))) {
+      f = preset.form;
+      commit = true;
+    }
+    MathTooltip(preset.description);
+    ++k;
+  }
+  ImGui::Separator();
+
+  const bool from_file = !f.input_path.empty();
+  ImGui::BeginDisabled(from_file);
+  Label("N", "Sequence length: the number of query rows (and keys).", label_w);
+  ImGui::SetNextItemWidth(field_w);
+  commit |= Committed(ImGui::InputInt("##n", &f.n, 1, 64));
+  Label("d", "Head dimension: the length of each query, key and value vector.", label_w);
+  ImGui::SetNextItemWidth(field_w);
+  commit |= Committed(ImGui::InputInt("##d", &f.d, 1, 8));
+  ImGui::EndDisabled();
+
+  Label("tiles", "Algorithm 1 derives the tiles from the on-chip SRAM size M: B_c = ⌈M/4d⌉ floats per K/V tile "
+                 "row count, B_r = min(B_c, d). Or give B_r and B_c yourself.", label_w);
+  int tiles = f.tiles_from_sram ? 0 : 1;
+  commit |= Committed(ImGui::RadioButton("from M", &tiles, 0));
+  ImGui::SameLine();
+  commit |= Committed(ImGui::RadioButton("B_r, B_c", &tiles, 1));
+  f.tiles_from_sram = tiles == 0;
+  Label("M (bytes)", "SRAM (on-chip memory) size M in bytes: the budget the occupancy is shown against. 16384 is a "
+                     "Vortex core's local memory; 49152 the 48 KiB of shared memory of the course's GPUs.", label_w);
+  ImGui::SetNextItemWidth(field_w);
+  long long sram = f.sram_bytes;
+  commit |= Committed(ImGui::InputScalar("##sram", ImGuiDataType_S64, &sram, nullptr, nullptr, "%lld"));
+  f.sram_bytes = sram;
+  if (!f.tiles_from_sram) {
+    Label("B_r", "Rows of a Q tile (queries per tile).", label_w);
+    ImGui::SetNextItemWidth(field_w);
+    commit |= Committed(ImGui::InputInt("##br", &f.br, 1, 8));
+    Label("B_c", "Rows of a K/V tile (keys per tile).", label_w);
+    ImGui::SetNextItemWidth(field_w);
+    commit |= Committed(ImGui::InputInt("##bc", &f.bc, 1, 8));
+  }
+
+  Label("order", "kv: Algorithm 1 as written, K/V tiles in the outer loop: O_i, ℓ_i, m_i go through HBM on every "
+                 "K/V tile. q: FlashAttention-2, Q tiles outside: the running state stays on chip.", label_w);
+  int order = f.order == LoopOrder::kKvOuter ? 0 : 1;
+  commit |= Committed(ImGui::RadioButton("kv", &order, 0));
+  MathTooltip("Algorithm 1: for each K/V tile j, for each Q tile i");
+  ImGui::SameLine();
+  commit |= Committed(ImGui::RadioButton("q", &order, 1));
+  MathTooltip("FlashAttention-2: for each Q tile i, for each K/V tile j");
+  f.order = order == 0 ? LoopOrder::kKvOuter : LoopOrder::kQOuter;
+
+  Label("scale", "The factor on Q Kᵀ before the softmax: 1/√d by default; none (1) as the Vortex program.", label_w);
+  int scale_mode = static_cast<int>(f.scale_mode);
+  commit |= Committed(ImGui::RadioButton("1/√d", &scale_mode, 0));
+  ImGui::SameLine();
+  commit |= Committed(ImGui::RadioButton("none", &scale_mode, 1));
+  ImGui::SameLine();
+  commit |= Committed(ImGui::RadioButton("custom", &scale_mode, 2));
+  f.scale_mode = static_cast<ProblemForm::ScaleMode>(scale_mode);
+  if (f.scale_mode == ProblemForm::ScaleMode::kCustom) {
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(-1);
+    commit |= Committed(ImGui::InputDouble("##scale", &f.scale, 0, 0, "%.6g"));
+  }
+
+  Label("causal", "Mask keys after the query (key index > query index). Tile pairs whose every key is masked do no "
+                  "work at all: no loads, no steps.", label_w);
+  commit |= Committed(ImGui::Checkbox("##causal", &f.causal));
+
+  ImGui::BeginDisabled(from_file);
+  Label("seed", "Random inputs, uniform in [−3, 3] (the assignment's range), from this seed.", label_w);
+  ImGui::SetNextItemWidth(field_w);
+  long long seed = static_cast<long long>(f.seed);
+  commit |= Committed(ImGui::InputScalar("##seed", ImGuiDataType_S64, &seed, nullptr, nullptr, "%lld"));
+  f.seed = static_cast<std::uint64_t>(std::max(0LL, seed));
+  ImGui::EndDisabled();
+
+  // HW4 file.
+  Label("HW4 file", "Q, K, V from the course's binary format (int32 B, N, d, then per batch N·d float32 each of Q, "
+                    "K, V). N and d come from the file. Clear the path for random inputs.", label_w);
+  if (f.input_path != ui.path_synced) ui.path_edit = ui.path_synced = f.input_path;  // set by a preset or session
+  ImGui::SetNextItemWidth(-1);
+  if (ImGui::InputTextWithHint("##file", "path/to/input.bin", &ui.path_edit, ImGuiInputTextFlags_EnterReturnsTrue) ||
+      ImGui::IsItemDeactivatedAfterEdit()) {
+    f.input_path = ui.path_synced = ui.path_edit;
+    f.batch = 0;
+    ui.inspect_input_file = true;
+    commit = true;
+  }
+  if (!f.input_path.empty()) {
+    if (ui.input_file_batches > 1) {
+      Label("batch", "Which batch of the file to step through.", label_w);
+      ImGui::SetNextItemWidth(field_w);
+      commit |= Committed(ImGui::SliderInt("##batch", &f.batch, 0, ui.input_file_batches - 1));
+    }
+    if (!ui.input_file_info.empty()) ImGui::TextDisabled("%s", ui.input_file_info.c_str());
+  }
+
+  // What the problem resolves to, or why it cannot be run.
+  const std::string error = FormError(f);
+  if (!error.empty()) {
+    ImGui::PushTextWrapPos(0);
+    MathTextColored(GetPalette().bad, error.c_str());
+    ImGui::PopTextWrapPos();
+  } else if (!ui.problem_error.empty()) {
+    ImGui::PushTextWrapPos(0);
+    MathTextColored(GetPalette().bad, ui.problem_error.c_str());
+    ImGui::PopTextWrapPos();
+  }
+  if (model.has_problem()) {
+    const AttentionProblem& p = model.problem();
+    ImGui::PushTextWrapPos(0);
+    MathTextColored(GetPalette().dim,
+                    Sprintf("B_r = %d, B_c = %d, T_r × T_c = %d × %d, %s order, scale %.4g%s, %lld steps", p.br, p.bc,
+                            p.tr(), p.tc(), std::string(LoopOrderName(p.order)).c_str(), p.scale,
+                            p.causal ? ", causal" : "", static_cast<long long>(model.step_count()))
+                        .c_str());
+    ImGui::PopTextWrapPos();
+  }
+  if (commit && error.empty()) ui.apply_form = true;
+}
+
+}  // namespace flashviz

@@ -1,0 +1,100 @@
+// The timeline: a scrubber over every step with marks where tile iterations begin (Schedule::
+// TileIterationStart; taller marks where an outer iteration begins), the cursor, a hover readout of any step,
+// click or drag to go there; and the narration line for the current phase.
+#include <algorithm>
+#include <cmath>
+
+#include "kernels/common/format.h"
+#include "viz/narration.h"
+#include "viz/panels/panels.h"
+#include "viz/widgets.h"
+
+namespace flashviz {
+namespace {
+
+void DrawScrubber(const Model& m, UiState& ui, float width, float height) {
+  const Palette& pal = GetPalette();
+  const Schedule& s = m.schedule();
+  const std::int64_t count = m.step_count();
+  const ImVec2 p = ImGui::GetCursorScreenPos();
+  ImGui::InvisibleButton("##scrubber", ImVec2(std::max(width, 1.0f), height));
+  const bool hovered = ImGui::IsItemHovered(), active = ImGui::IsItemActive();
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const float x0 = p.x + 6, x1 = p.x + width - 6;
+  const float mid = p.y + height * 0.5f;
+  auto X = [&](std::int64_t step) {
+    return x0 + (x1 - x0) * static_cast<float>(count > 1 ? static_cast<double>(step) / static_cast<double>(count - 1) : 0.0);
+  };
+  dl->AddRectFilled(ImVec2(x0, mid - 3), ImVec2(x1, mid + 3), pal.plot_bg, 3);
+  dl->AddRectFilled(ImVec2(x0, mid - 3), ImVec2(X(m.step()), mid + 3), pal.flash, 3);
+
+  // Marks: every tile iteration when they are at least 3 px apart, else every outer iteration, else none.
+  const std::int64_t iterations = s.tile_iteration_count();
+  const float span = x1 - x0;
+  const ImU32 mark = ImGui::GetColorU32(ImGuiCol_Text, 0.45f);
+  if (iterations > 0 && span / static_cast<float>(iterations) >= 3.0f)
+    for (std::int64_t t = 0; t < iterations; ++t) {
+      const float x = std::floor(X(s.TileIterationStart(t))) + 0.5f;
+      dl->AddLine(ImVec2(x, mid - height * 0.22f), ImVec2(x, mid + height * 0.22f), mark);
+    }
+  if (s.outer_count() > 0 && span / static_cast<float>(s.outer_count()) >= 3.0f)
+    for (int t = 0; t < s.outer_count(); ++t) {
+      const float x = std::floor(X(s.outer(t).first_step)) + 0.5f;
+      dl->AddLine(ImVec2(x, p.y + 2), ImVec2(x, p.y + height - 2), ImGui::GetColorU32(ImGuiCol_Text, 0.8f), 1.5f);
+    }
+  // The cursor.
+  const float cx = X(m.step());
+  dl->AddTriangleFilled(ImVec2(cx - 6, p.y), ImVec2(cx + 6, p.y), ImVec2(cx, p.y + 8), pal.cursor);
+  dl->AddLine(ImVec2(cx, p.y), ImVec2(cx, p.y + height), pal.cursor, 2.0f);
+
+  const float mx = ImGui::GetIO().MousePos.x;
+  const std::int64_t at = std::clamp<std::int64_t>(
+      static_cast<std::int64_t>(std::llround((mx - x0) / std::max(span, 1.0f) * static_cast<float>(count - 1))), 0, count - 1);
+  if (active) ui.step = at;
+  if (hovered) {
+    const StepInfo info = s.Info(at);
+    ImGui::BeginTooltip();
+    MathTextF("step %lld: %s", static_cast<long long>(at), std::string(PhaseName(info.phase)).c_str());
+    if (info.i >= 0 || info.j >= 0)
+      MathTextF("%s%s", info.i >= 0 ? Sprintf("Q tile i = %d  ", info.i).c_str() : "",
+                info.j >= 0 ? Sprintf("K/V tile j = %d", info.j).c_str() : "");
+    MathTextColored(GetPalette().dim, "click or drag to go there; short marks: tile iterations, tall: outer iterations");
+    ImGui::EndTooltip();
+  }
+}
+
+}  // namespace
+
+void DrawTimelinePanel(const Model& model, UiState& ui) {
+  if (!model.has_problem()) return;
+  const StepState& s = model.state();
+  const Schedule& sched = model.schedule();
+  const std::string where =
+      Sprintf("step %lld / %lld · %s", static_cast<long long>(model.step()), static_cast<long long>(model.step_count() - 1),
+              std::string(PhaseName(s.info.phase)).c_str());
+  const std::string tiles = Sprintf("tile iteration %lld of %lld",
+                                    static_cast<long long>(model.tile_iteration() >= 0 ? model.tile_iteration() + 1
+                                                                                       : model.tile_iterations_done()),
+                                    static_cast<long long>(sched.tile_iteration_count()));
+  const float label_w = std::max(ImGui::CalcTextSize(where.c_str()).x, ImGui::CalcTextSize(tiles.c_str()).x) + 12;
+  const float height = ImGui::GetFrameHeight() * 1.3f;
+  const ImVec2 p = ImGui::GetCursorScreenPos();
+  ImGui::TextUnformatted(where.c_str());
+  ImGui::TextDisabled("%s", tiles.c_str());
+  ImGui::SetCursorScreenPos(ImVec2(p.x + label_w, p.y));
+  DrawScrubber(model, ui, ImGui::GetContentRegionAvail().x, height);
+  ImGui::SetCursorScreenPos(ImVec2(p.x, std::max(ImGui::GetCursorScreenPos().y, p.y + height + 2)));
+
+  // The narration, in the large font.
+  ImGui::PushFont(LargeFont());
+  ImGui::PushTextWrapPos(0);
+  MathText(Narrate(model).c_str());
+  ImGui::PopTextWrapPos();
+  ImGui::PopFont();
+  if (!ui.status.empty()) {
+    ImGui::SameLine();
+    ImGui::TextDisabled("%s", ui.status.c_str());
+  }
+}
+
+}  // namespace flashviz

@@ -1,0 +1,67 @@
+#include "viz/ui_state.h"
+
+#include <array>
+
+namespace flashviz {
+
+ProblemRequest ProblemForm::ToRequest() const {
+  ProblemRequest r;
+  r.n = n;
+  r.d = d;
+  if (tiles_from_sram) {
+    r.sram_bytes = sram_bytes;
+  } else {
+    r.br = br;
+    r.bc = bc;
+    r.sram_bytes = sram_bytes;  // still the budget the occupancy is shown against
+  }
+  r.order = order;
+  if (scale_mode == ScaleMode::kNone) r.scale = 1.0;
+  else if (scale_mode == ScaleMode::kCustom) r.scale = scale;
+  r.causal = causal;
+  return r;
+}
+
+namespace {
+
+ProblemForm Form(int n, int d, int br, int bc, std::int64_t sram, LoopOrder order, bool causal, std::uint64_t seed,
+                 ProblemForm::ScaleMode scale = ProblemForm::ScaleMode::kDefault) {
+  ProblemForm f;
+  f.n = n;
+  f.d = d;
+  f.tiles_from_sram = br == 0;
+  f.br = br ? br : 16;
+  f.bc = bc ? bc : 16;
+  f.sram_bytes = sram;
+  f.order = order;
+  f.causal = causal;
+  f.seed = seed;
+  f.scale_mode = scale;
+  return f;
+}
+
+const std::array<Preset, 4> kPresets = {{
+    {"first-lesson", "First lesson", "N = 8, d = 4, B_r = B_c = 2: four Q tiles and four K/V tiles, every number visible",
+     Form(8, 4, 2, 2, kDefaultSramBytes, LoopOrder::kKvOuter, false, 1)},
+    {"vortex", "Vortex report",
+     "N = 64, d = 8, B_r = B_c = 16, Q outer loop and no 1/√d, as the Vortex SIMT program runs it",
+     Form(64, 8, 16, 16, kDefaultSramBytes, LoopOrder::kQOuter, false, 50, ProblemForm::ScaleMode::kNone)},
+    {"assignment", "Assignment",
+     "N = 1024, d = 64 with M = 48 KiB of shared memory (the GTX 1080 / RTX 3070 of the course): B_r = B_c = 48, "
+     "edge tiles of 16 rows",
+     Form(1024, 64, 0, 0, 48 * 1024, LoopOrder::kKvOuter, false, 0)},
+    {"causal", "Causal", "N = 64, d = 8, B_r = B_c = 8 with the causal mask: tiles above the diagonal do no work",
+     Form(64, 8, 8, 8, kDefaultSramBytes, LoopOrder::kKvOuter, true, 3)},
+}};
+
+}  // namespace
+
+std::span<const Preset> Presets() { return kPresets; }
+
+const Preset* FindPreset(const std::string& id) {
+  for (const Preset& p : kPresets)
+    if (id == p.id) return &p;
+  return nullptr;
+}
+
+}  // namespace flashviz
