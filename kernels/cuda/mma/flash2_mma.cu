@@ -47,7 +47,7 @@ std::string Flash2MmaOptionsName(unsigned options) {
   if (options & kFlash2MmaPThroughSmem) add("p-smem");
   if (options & kFlash2MmaOtherQPlacement) add("other-q");
   if (options & kFlash2MmaOtherWarpRows) add("other-rows");
-  if (options & kFlash2MmaAlwaysRescale) add("always-rescale");
+  if (options & kFlash2MmaLazyRescale) add("lazy-rescale");
   if (options & ~kFlash2MmaAllOptions) add(Sprintf("unknown-0x%x", options & ~kFlash2MmaAllOptions));
   return name;
 }

@@ -11,7 +11,8 @@
 
 namespace flashviz::cuda {
 
-// AttentionArgs::options bits: each turns ONE optimization off, so its gain can be measured (0 = everything on).
+// AttentionArgs::options bits: each flips ONE choice of the shipped kernel (0), so its gain can be measured on the
+// same code: bits 0-2 switch an optimization off, 3-4 pick the other register/warp layout, 5 turns a trial on.
 enum Flash2MmaOption : unsigned {
   // Shared-memory tiles stored row after row instead of with the XOR swizzle (16-byte chunk c of row r at
   // c ^ (r mod 8)): every ldmatrix phase then reads 8 rows of the same bank group, an 8-way bank conflict.
@@ -22,21 +23,20 @@ enum Flash2MmaOption : unsigned {
   // P̃_ij goes through shared memory (stored from the S accumulators, read back with ldmatrix) instead of
   // being reused in registers as the A operand of P̃_ij·V_j.
   kFlash2MmaPThroughSmem = 1u << 2,
-  // Q_i's A fragments: the other placement than the default for this d. Held in registers for the whole loop
-  // (fewer shared-memory reads, more registers) or re-read with ldmatrix for every K_j. Default: re-read for
-  // both d (measured faster: the registers go to more K/V fragments in flight).
+  // Q_i's A fragments in the other place than the default for this d: held in registers for the whole loop
+  // (fewer shared-memory reads, more registers) or re-read with ldmatrix for every K_j. Default: registers at
+  // d = 64, shared memory at d = 128 (in registers it needs more than 255 and spills).
   kFlash2MmaOtherQPlacement = 1u << 3,
-  // The other warp shape than the default for this d: 16 rows a warp (8 warps, each K_j/V_j fragment feeds 2
-  // mma) or 32 rows a warp (4 warps, two m16 tiles, each fragment feeds 4 mma: half the ldmatrix traffic).
-  // Default: 16 rows at d = 64, 32 rows at d = 128.
+  // 16 rows a warp (8 warps, each K_j/V_j fragment feeds 2 mma) instead of the default 32 (4 warps, two m16
+  // tiles, each fragment feeds 4 mma: half the ldmatrix traffic per FLOP, FlashAttention-2's warp shape).
   kFlash2MmaOtherWarpRows = 1u << 4,
-  // Rescale O_i by α = e^(m_old − m_new) after every tile, instead of only when some row max of the warp moved
-  // (α = 1 exactly otherwise, so skipping it changes no bit of the result).
-  kFlash2MmaAlwaysRescale = 1u << 5,
+  // A trial that did not pay, kept as a switch: skip O_i ← α·O_i when no row max of the warp moved (α = 1
+  // exactly then, so no bit changes). Measured 0-5% slower than rescaling every tile.
+  kFlash2MmaLazyRescale = 1u << 5,
 };
 inline constexpr unsigned kFlash2MmaAllOptions = kFlash2MmaNoSwizzle | kFlash2MmaNoPipeline | kFlash2MmaPThroughSmem |
                                                  kFlash2MmaOtherQPlacement | kFlash2MmaOtherWarpRows |
-                                                 kFlash2MmaAlwaysRescale;
+                                                 kFlash2MmaLazyRescale;
 
 // A short name for an options word ("default", "no-swizzle+p-smem", ...), for tables and test names.
 std::string Flash2MmaOptionsName(unsigned options);

@@ -501,14 +501,17 @@ __global__ void __launch_bounds__(Flash2MmaTraits<kD, kFlags>::kThreads, Flash2M
 // ---------------------------------------------------------------------------------------------------------
 
 // The warp shape and Q_i placement that ship for each d (options = 0), chosen from the H200 measurements in
-// kernels/README.md: d = 64: 16 rows a warp (8 warps), Q_i re-read from shared memory; d = 128: 32 rows a warp
-// (4 warps, FlashAttention-2's own shape), Q_i re-read from shared memory.
-inline constexpr unsigned kFlash2MmaDefaultShapeD64 = 0;
+// kernels/README.md (run of 2026-11-21, every combination timed at every N): 32 rows a warp (4 warps,
+// FlashAttention-2's own warp shape) for both d; Q_i in registers at d = 64 (no spills at 168 registers), re-read
+// from shared memory at d = 128 (in registers it would need > 255 and spills hundreds of bytes).
+inline constexpr unsigned kFlash2MmaDefaultShapeD64 = kFlagTwoMTiles | kFlagQInRegisters;
 inline constexpr unsigned kFlash2MmaDefaultShapeD128 = kFlagTwoMTiles;
 
 template <int kD>
 constexpr unsigned DefaultFlags() {
-  constexpr unsigned kAlways = kFlagSwizzle | kFlagPipeline | kFlagPInRegisters | kFlagLazyRescale;
+  // The lazy rescale is off by default: measured 0-5% slower (the vote and branch cut the block that ptxas
+  // schedules the exponentials and the P̃V mma in), so it stays a switch, not a step.
+  constexpr unsigned kAlways = kFlagSwizzle | kFlagPipeline | kFlagPInRegisters;
   return kD == 64 ? (kAlways | kFlash2MmaDefaultShapeD64) : (kAlways | kFlash2MmaDefaultShapeD128);
 }
 
@@ -521,7 +524,7 @@ constexpr unsigned FlagsForOptions(unsigned default_flags, unsigned options) {
   if (options & kFlash2MmaPThroughSmem) flip |= kFlagPInRegisters;
   if (options & kFlash2MmaOtherQPlacement) flip |= kFlagQInRegisters;
   if (options & kFlash2MmaOtherWarpRows) flip |= kFlagTwoMTiles;
-  if (options & kFlash2MmaAlwaysRescale) flip |= kFlagLazyRescale;
+  if (options & kFlash2MmaLazyRescale) flip |= kFlagLazyRescale;
   return default_flags ^ flip;
 }
 
