@@ -13,6 +13,10 @@
 // Shared-memory row strides are kD + 4 floats: a float4 row read by the 8 lanes of a quarter-warp at rows
 // tx + 8c lands on 8 different 16-byte bank groups (the stride in 16-byte units is odd).
 // Head dimension: kD = 32 or 64; other d ≤ 64 zero-padded as in attention_tf32x3.cu.
+//
+// Measured (NVIDIA H200, 2026-11-21, hw4_bench): 36.7 TFLOP/s at B = 26, N = 32768, d = 64 and at B = 52,
+// N = 32768, d = 32 — about PyTorch's fp32 EFFICIENT at d = 64 (34.9), 1.7× it at d = 32 (21.2), and 0.56×
+// tf32x3, which is why `auto` does not pick it.
 #include "kernels/cuda/hw4/hw4_internal.h"
 
 namespace flashviz::cuda::hw4::detail {

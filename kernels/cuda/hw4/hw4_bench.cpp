@@ -1,7 +1,9 @@
 // hw4_bench: validate, then time, the hw4 kernels on HW4-shaped inputs (one head per batch, values uniform in
 // [−3, 3], the same values `flashviz gen --seed S` writes), for the README's table against PyTorch.
 //
-//   hw4_bench [--shapes B:N:d,...|spec] [--kernels ID[:alt],...] [--seed S] [--csv FILE]
+//   hw4_bench [--shapes B:N:d,...|spec] [--kernels ID[:alt][:otc],...] [--seed S] [--csv FILE]
+//
+// :alt and :otc run a variant with the option bit kHw4AltOccupancy / kHw4OInTensorCores (hw4_kernels.h).
 //
 // Per shape: inputs filled on the device; per kernel: the output poisoned with NaN, one launch, every element
 // checked written and sampled rows of the first and last batch checked against the float64 CPU reference at
@@ -136,7 +138,7 @@ double MaxError(const float* out_dev, const Shape& s, const std::vector<Referenc
 
 int main(int argc, char** argv) {
   std::string shapes_text = "13000:128:32,3400:256:64,100:4096:64,256:4096:64,256:4096:32,26:32768:64,52:32768:32";
-  std::string kernels_text = "tf32x3,tf32x3:alt,fp32-simt";
+  std::string kernels_text = "tf32x3,tf32x3:alt,tf32x3:otc,fp32-simt";
   std::string csv_path;
   unsigned long long seed = 1;
   for (int i = 1; i < argc; ++i) {
@@ -147,7 +149,7 @@ int main(int argc, char** argv) {
     else if (arg == "--csv" && has_value) csv_path = argv[++i];
     else if (arg == "--seed" && has_value) seed = std::strtoull(argv[++i], nullptr, 10);
     else {
-      std::fprintf(stderr, "usage: hw4_bench [--shapes B:N:d,...|spec] [--kernels ID[:alt],... of %s] [--seed S] [--csv FILE]\n",
+      std::fprintf(stderr, "usage: hw4_bench [--shapes B:N:d,...|spec] [--kernels ID[:alt][:otc],... of %s] [--seed S] [--csv FILE]\n",
                    hw4::Hw4KernelIdList().c_str());
       return 2;
     }
@@ -165,12 +167,14 @@ int main(int argc, char** argv) {
       if (end == std::string::npos) end = kernels_text.size();
       std::string name = kernels_text.substr(at, end - at), id = name;
       unsigned options = 0;
-      if (id.size() > 4 && id.substr(id.size() - 4) == ":alt") {
-        id.resize(id.size() - 4);
-        options = hw4::kHw4AltOccupancy;
+      for (std::size_t colon; (colon = id.rfind(':')) != std::string::npos; id.resize(colon)) {
+        const std::string flag = id.substr(colon + 1);
+        if (flag == "alt") options |= hw4::kHw4AltOccupancy;
+        else if (flag == "otc") options |= hw4::kHw4OInTensorCores;
+        else throw std::runtime_error("--kernels: unknown variant flag :" + flag + " (alt, otc)");
       }
       const auto k = hw4::ParseHw4Kernel(id);
-      if (!k) throw std::runtime_error("--kernels: one of " + hw4::Hw4KernelIdList() + ", each optionally with :alt");
+      if (!k) throw std::runtime_error("--kernels: one of " + hw4::Hw4KernelIdList() + ", each optionally with :alt, :otc");
       kernels.push_back({*k, options, name});
       at = end + 1;
     }

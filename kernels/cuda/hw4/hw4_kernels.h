@@ -6,8 +6,9 @@
 //   fp32-simt     plain fp32 FFMA on the CUDA cores, register-blocked; d ≤ 64 (same paths)
 //   fp32-general  plain fp32, any d up to kMaxHeadDim (O_i accumulated in shared memory, d in chunks of 64)
 //
-// `auto` (DefaultHw4Kernel) picks by measurement on the GPU machine: README.md, "hw4 on the GPU", has the
-// table. Single TF32 or fp16 arithmetic cannot hold 5e-3 (tests/kernels/cuda/hw4/rounding_model_test.cpp).
+// `auto` (DefaultHw4Kernel) picks by measurement on the GPU machine: tf32x3 for d ≤ 64 (1.8× fp32-simt on an
+// H200), fp32-general above; README.md, "hw4 on the GPU", has the table. Single TF32 or fp16 arithmetic cannot
+// hold 5e-3 (tests/kernels/cuda/hw4/rounding_model_test.cpp).
 // Besides this interface each kernel also has the registry's AttentionArgs signature (attention_launch.h).
 #pragma once
 
@@ -46,8 +47,12 @@ enum Hw4Options : unsigned {
   // tf32x3 with d = 32 or 64: set the register budget for one more block per multiprocessor (3 instead of 2 at
   // d = 64, 4 instead of 3 at d = 32), at the price of a few spilled registers.
   kHw4AltOccupancy = 1u << 0,
+  // tf32x3 with d = 32 or 64: accumulate O_i across all K/V tiles inside the mma instructions (the first
+  // version) instead of per tile, with the running sum kept by fp32 FFMA; the tensor cores' accumulation
+  // rounds toward zero, so this is less exact at large N.
+  kHw4OInTensorCores = 1u << 1,
 };
-inline constexpr unsigned kHw4AllOptions = kHw4AltOccupancy;
+inline constexpr unsigned kHw4AllOptions = kHw4AltOccupancy | kHw4OInTensorCores;
 
 // `heads` independent attention problems. Head h reads Q at q + h·qkv_stride (N×d, row-major), K at
 // k + h·qkv_stride, V at v + h·qkv_stride, and writes O at o + h·o_stride. In an HW4 file's layout

@@ -118,8 +118,10 @@ class Hw4Cli : public testing::Test {
   std::filesystem::path dir_;
 };
 
-// fp32-class: well inside the 5e-3 margin (a kernel that lost a 3xTF32 term would show about 1e-3).
-constexpr double kFp32Class = 1e-4;
+// fp32-class: well inside the 5e-3 margin (a kernel that lost a 3xTF32 term would show about 1e-3). Sums over
+// N = 32768 keys in fp32 reach about 1e-5 (fp32-simt); tf32x3 with O accumulated inside the tensor cores
+// reached 2.6e-4 there (their accumulation rounds toward zero), which this bound rejects.
+constexpr double kFp32Class = 2e-4;
 
 TEST_F(Hw4Cli, EveryAssignmentShapeHoldsTheMargin) {
   for (int d : {32, 64})

@@ -129,10 +129,11 @@ INSTANTIATE_TEST_SUITE_P(AllKernels, Hw4KernelTest,
                            return name;
                          });
 
-TEST(Hw4Kernels, AltOccupancyVariantComputesTheSame) {
+TEST(Hw4Kernels, OptionVariantsComputeTheSame) {
   SKIP_WITHOUT_GPU();
-  for (const Case& c : {Case{3, 300, 64}, Case{3, 300, 32}})
-    EXPECT_LE(RunAndCompare(Hw4Kernel::kTf32x3, c, kHw4AltOccupancy), kFp32Class) << "d = " << c.d;
+  for (unsigned options : {unsigned{kHw4AltOccupancy}, unsigned{kHw4OInTensorCores}, kHw4AltOccupancy | kHw4OInTensorCores})
+    for (const Case& c : {Case{3, 300, 64}, Case{3, 300, 32}})
+      EXPECT_LE(RunAndCompare(Hw4Kernel::kTf32x3, c, options), kFp32Class) << "d = " << c.d << ", options " << options;
 }
 
 TEST(Hw4Kernels, AssignmentShapesHoldTheMargin) {
