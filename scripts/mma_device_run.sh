@@ -5,6 +5,8 @@
 #   scripts/mma_device_run.sh DIR OUTDIR
 set -u -o pipefail
 D=${1:?binary folder}; OUT=${2:?output folder}
+# The binaries travel gzipped (64 kernels per dtype and d make them 35 MB each; the carry limit is 64 MiB).
+for f in "$D"/*.gz; do [ -e "$f" ] && gunzip -f "$f"; done
 export PYTHONUNBUFFERED=1
 {
   date -u
