@@ -81,6 +81,30 @@ class BackgroundValue {
   }
 
   const Value* get() const { return value_ ? &*value_ : nullptr; }
+  // Replaces the value from this thread (an incremental update that made background work unnecessary);
+  // running work is dropped.
+  void Set(std::uint64_t key, Value value) {
+    if (running_) {
+      running_->cancel->store(true);
+      abandoned_.push_back(std::move(*running_));
+      running_.reset();
+    }
+    pending_.reset();
+    value_ = std::move(value);
+    key_ = requested_ = key;
+    error_.clear();
+  }
+  // The value to update in place; call Set-like bookkeeping through Rekey afterwards.
+  Value* mutable_get() { return value_ ? &*value_ : nullptr; }
+  void Rekey(std::uint64_t key) {
+    if (running_) {
+      running_->cancel->store(true);
+      abandoned_.push_back(std::move(*running_));
+      running_.reset();
+    }
+    pending_.reset();
+    key_ = requested_ = key;
+  }
   // Why the last computation failed (out of memory, say), or empty.
   const std::string& error() const { return error_; }
   std::uint64_t key() const { return key_; }

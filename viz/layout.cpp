@@ -178,6 +178,9 @@ bool AnyOpen(const UiState& ui, PanelSlot slot) {
 void PlaceWindow(const ScreenRect& r) {
   ImGui::SetNextWindowPos(r.min);
   ImGui::SetNextWindowSize(ImVec2(r.width(), r.height()));
+  // The fixed windows tile the screen, and the renderer clears to ImGuiCol_WindowBg: drawing their backgrounds
+  // too would fill every pixel twice, which a software rasterizer (Mesa llvmpipe) pays for on every frame.
+  ImGui::SetNextWindowBgAlpha(0.0f);
 }
 
 void DrawSidebar(const Model& model, UiState& ui, const ScreenRect& r) {
@@ -254,6 +257,7 @@ void DrawBottom(const Model& model, UiState& ui, const ScreenRect& r) {
 }  // namespace
 
 void DrawUi(const Model& model, UiState& ui) {
+  ui.report = {};
   MenuRequests requests;
   DrawMenuBar(ui, requests);
   if (requests.open_save || ui.open_save_dialog) ImGui::OpenPopup("Save session");

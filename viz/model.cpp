@@ -97,8 +97,23 @@ void Model::SetProblem(const AttentionProblem& problem, std::shared_ptr<const At
   reference_.Reset();
   hbm_output_.Reset();
   sweep_.Reset();
+  output_undo_.clear();
   step_ = 0;
   RefreshStep(-1);
+  // The exact result, once per problem.
+  const auto in = inputs_;
+  const AttentionProblem rp = problem_;
+  reference_.Request(
+      problem_version_,
+      [in, rp](const std::atomic<bool>&) {
+        Reference r;
+        r.o.resize(static_cast<std::size_t>(rp.n) * rp.d);
+        r.stats.resize(static_cast<std::size_t>(rp.n));
+        ReferenceAttentionRows(in->q.data(), in->k.data(), in->v.data(), rp.n, rp.d, rp.scale, rp.causal, 0, rp.n,
+                               r.o.data(), r.stats.data());
+        return r;
+      },
+      static_cast<double>(rp.n) * rp.n * rp.d < kInlineWork);
   // The sweep is wanted as soon as the traffic view opens; start it now, it only counts.
   const AttentionProblem p = problem_;
   sweep_.Request(problem_version_, [p](const std::atomic<bool>& cancel) { return ComputeSweep(p, kSweepMaxSteps, cancel); },
@@ -141,7 +156,7 @@ void Model::RefreshStep(std::int64_t old_step) {
   const std::int64_t t = lo - 1;
   tile_iteration_ = (t >= 0 && step_ < s.TileIterationStart(t) + per) ? t : -1;
   tile_iterations_done_ = t < 0 ? 0 : (step_ >= s.TileIterationStart(t) + per - 1 ? t + 1 : t);
-  RequestBackgroundWork();
+  RequestBackgroundWork(old_step);
 }
 
 int Model::phases_per_iteration() const {
@@ -218,10 +233,48 @@ bool Model::OutputTileWritten(int i) const {
 // [SECTION] background work
 // ---------------------------------------------------------------------------------------------------------
 
-void Model::RequestBackgroundWork() {
+// O in HBM after a one-step move across a write_back: the step wrote exactly O_i (StepState::tile.o), so the
+// image is patched (forward) or restored from the undo list (backward) instead of being recomputed (O(N²d)).
+bool Model::PatchHbmOutput(std::int64_t old_step) {
+  HbmOutput* out = hbm_output_.mutable_get();
+  if (!out || !hbm_output_.current() || old_step < 0) return false;
+  const std::uint64_t key = static_cast<std::uint64_t>(state_.ledger[HbmTensor::kO].write_bytes) + 1;
+  const std::size_t d = static_cast<std::size_t>(problem_.d);
+  if (step_ == old_step + 1) {
+    if (state_.delta[HbmTensor::kO].write_bytes == 0) return hbm_output_.key() == key;
+    if (state_.info.phase != Phase::kWriteBack || state_.tile.o.empty()) return false;
+    const std::size_t begin = static_cast<std::size_t>(state_.row_begin) * d;
+    const std::size_t count = static_cast<std::size_t>(state_.rows) * d;
+    output_undo_.push_back({step_, hbm_output_.key(), state_.row_begin,
+                            std::vector<double>(out->values.begin() + static_cast<std::ptrdiff_t>(begin),
+                                                out->values.begin() + static_cast<std::ptrdiff_t>(begin + count))});
+    if (output_undo_.size() > 64) output_undo_.erase(output_undo_.begin());
+    std::copy(state_.tile.o.begin(), state_.tile.o.begin() + static_cast<std::ptrdiff_t>(count),
+              out->values.begin() + static_cast<std::ptrdiff_t>(begin));
+    out->step = step_;
+    hbm_output_.Rekey(key);
+    return true;
+  }
+  if (step_ == old_step - 1) {
+    if (hbm_output_.key() == key) return true;  // the step undone wrote no O
+    if (output_undo_.empty() || output_undo_.back().step != old_step) return false;
+    const OutputUndo& undo = output_undo_.back();
+    std::copy(undo.old_rows.begin(), undo.old_rows.end(),
+              out->values.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(undo.row_begin) * d));
+    out->step = step_;
+    hbm_output_.Rekey(undo.old_key);
+    output_undo_.pop_back();
+    return hbm_output_.key() == key;
+  }
+  return false;
+}
+
+void Model::RequestBackgroundWork(std::int64_t old_step) {
   const auto inputs = inputs_;
   const AttentionProblem p = problem_;
   const double n = p.n, d = p.d;
+  if (PatchHbmOutput(old_step)) return;
+  if (std::abs(step_ - old_step) != 1) output_undo_.clear();
 
   // O in HBM changes only when O is written: key it by the bytes written so far.
   const std::int64_t o_written = state_.ledger[HbmTensor::kO].write_bytes;
@@ -234,24 +287,6 @@ void Model::RequestBackgroundWork() {
         return HbmOutput{stepper.HbmOutputAt(step), step};
       },
       n * n * d * done_fraction < kInlineWork);
-
-  if (state_.info.i >= 0) {
-    const int i = state_.info.i;
-    const std::uint64_t key = static_cast<std::uint64_t>(i) + 1;
-    reference_.Request(
-        key,
-        [inputs, p, i](const std::atomic<bool>&) {
-          ReferenceRows r;
-          r.row_begin = p.RowBegin(i);
-          r.rows = p.RowsInTile(i);
-          r.o.resize(static_cast<std::size_t>(r.rows) * p.d);
-          r.stats.resize(static_cast<std::size_t>(r.rows));
-          ReferenceAttentionRows(inputs->q.data(), inputs->k.data(), inputs->v.data(), p.n, p.d, p.scale, p.causal,
-                                 r.row_begin, r.row_begin + r.rows, r.o.data(), r.stats.data());
-          return r;
-        },
-        static_cast<double>(p.br) * n * d < kInlineWork);
-  }
 }
 
 void Model::Update() {
@@ -268,9 +303,5 @@ void Model::WaitIdle() {
 
 bool Model::busy() const { return reference_.busy() || hbm_output_.busy() || sweep_.busy(); }
 
-const ReferenceRows* Model::reference() const {
-  if (state_.info.i < 0 || !reference_.current()) return nullptr;
-  return reference_.get();
-}
 
 }  // namespace flashviz

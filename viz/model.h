@@ -3,11 +3,12 @@
 // the stepper; nothing is drawn from hand-made data).
 //  - the StepState of the current step and of the step before (rebuilt only when the step or problem changes;
 //    stepping one forward reuses the previous state, so playback replays once per step)
-//  - the exact reference rows of the current Q tile (float64, ReferenceAttentionRows)
+//  - the exact result (float64, ReferenceAttentionRows over all rows), once per problem
 //  - the final ledger and standard attention's ledger, once per problem
 //  - off the frame path (background.h): O as it stands in HBM (Stepper::HbmOutputAt, O(N²d), keyed by the
-//    bytes of O written so far, so it is recomputed only when O in HBM changed) and the sweep of HBM bytes
-//    against N for the log-log plot (a count-only Stepper per N, never a formula)
+//    bytes of O written so far, so it is recomputed only when O in HBM changed; stepping across one
+//    write_back patches the rows that step wrote instead, from the StepState, and stepping back undoes it)
+//    and the sweep of HBM bytes against N for the log-log plot (a count-only Stepper per N, never a formula)
 // Panels get it const; the app changes the problem and the step between frames.
 #pragma once
 
@@ -54,13 +55,13 @@ struct Sweep {
 
 struct HbmOutput {
   std::vector<double> values;  // N × d, O as it stands in HBM
-  std::int64_t step = 0;       // the step it was computed for
+  std::int64_t step = 0;       // the step it was computed for (any step with the same bytes of O written)
 };
 
-struct ReferenceRows {
-  int row_begin = 0, rows = 0;
-  std::vector<double> o;                // rows × d
-  std::vector<RowSoftmaxStats> stats;   // the exact m and ℓ of each row over all keys
+// The exact result, float64 (ReferenceAttentionRows over every row), once per problem.
+struct Reference {
+  std::vector<double> o;               // N × d
+  std::vector<RowSoftmaxStats> stats;  // the exact m and ℓ of each row over all keys
 };
 
 class Model {
@@ -112,8 +113,8 @@ class Model {
   double k_abs_max() const { return k_abs_max_; }
   double v_abs_max() const { return v_abs_max_; }
 
-  // The exact rows of the current Q tile (empty while computing or where no Q tile is involved).
-  const ReferenceRows* reference() const;
+  // The exact result (null while it is computed).
+  const Reference* reference() const { return reference_.current() ? reference_.get() : nullptr; }
   // O in HBM: the last one computed (current() says whether it matches the cursor).
   const HbmOutput* hbm_output() const { return hbm_output_.get(); }
   bool hbm_output_current() const { return hbm_output_.current(); }
@@ -124,7 +125,8 @@ class Model {
 
  private:
   void RefreshStep(std::int64_t old_step);
-  void RequestBackgroundWork();
+  void RequestBackgroundWork(std::int64_t old_step);
+  bool PatchHbmOutput(std::int64_t old_step);
 
   AttentionProblem problem_;
   std::shared_ptr<const AttentionInputs> inputs_;
@@ -137,7 +139,15 @@ class Model {
   Ledger final_ledger_, standard_ledger_;
   double q_abs_max_ = 1, k_abs_max_ = 1, v_abs_max_ = 1;
 
-  BackgroundValue<ReferenceRows> reference_;
+  BackgroundValue<Reference> reference_;
+  // Rows of O in HBM that forward patches overwrote, newest last, so that stepping back restores them.
+  struct OutputUndo {
+    std::int64_t step;       // the write_back step that overwrote them
+    std::uint64_t old_key;   // the O-written key before it
+    int row_begin;
+    std::vector<double> old_rows;
+  };
+  std::vector<OutputUndo> output_undo_;
   BackgroundValue<HbmOutput> hbm_output_;
   BackgroundValue<Sweep> sweep_;
 };

@@ -84,17 +84,16 @@ std::vector<double> PlotTicks(double lo, double hi, bool log, double log_base) {
     if (!(lo > 0)) return ticks;
     const double base = log_base > 1 ? log_base : 10.0;
     const double lb = std::log(base);
-    const int k0 = static_cast<int>(std::floor(std::log(lo) / lb - 1e-9));
-    const int k1 = static_cast<int>(std::ceil(std::log(hi) / lb + 1e-9));
-    const bool short_range = base == 10.0 && k1 - k0 <= 2;
-    const int stride = std::max(1, (k1 - k0 + 6) / 7);  // at most ~8 labelled powers
-    for (int k = k0; k <= k1; ++k) {
-      const double power = std::pow(base, k);
-      if ((k - k0) % stride == 0 && power >= lo * (1 - 1e-9) && power <= hi * (1 + 1e-9)) ticks.push_back(power);
-      if (short_range)
-        for (double f : {2.0, 5.0})
-          if (power * f >= lo && power * f <= hi) ticks.push_back(power * f);
-    }
+    const int k0 = static_cast<int>(std::ceil(std::log(lo) / lb - 1e-9));   // the first power ≥ lo
+    const int k1 = static_cast<int>(std::floor(std::log(hi) / lb + 1e-9));  // the last power ≤ hi
+    const int stride = std::max(1, (k1 - k0 + 8) / 8);                      // at most 8 labelled powers
+    for (int k = k0; k <= k1; k += stride) ticks.push_back(std::pow(base, k));
+    if (base == 10.0 && k1 - k0 <= 2)  // a short range: 2 and 5 within each decade as well
+      for (int k = k0 - 1; k <= k1; ++k)
+        for (double f : {2.0, 5.0}) {
+          const double v = std::pow(base, k) * f;
+          if (v >= lo && v <= hi) ticks.push_back(v);
+        }
     std::sort(ticks.begin(), ticks.end());
     return ticks;
   }
@@ -224,7 +223,7 @@ PlotHover DrawPlotAt(ImDrawList* dl, const ScreenRect& rect, const PlotSpec& spe
       DrawMathText(dl, ImVec2(lx, p.y - fs - 2), mark.color, mark.label.c_str(), font, fs);
     }
     const float dx = p.x - mouse.x, dy = p.y - mouse.y;
-    if (dx * dx + dy * dy < best) {
+    if (dx * dx + dy * dy <= best) {  // a mark wins a tie with a series point under it
       best = dx * dx + dy * dy;
       hover = {true, -1, m, mark.x, mark.y};
       best_pos = p;

@@ -97,6 +97,9 @@ struct UiState {
     ScreenRect s_tile;  // the cursor frame around S_ij in the S view
     bool q_tile_visible = false;
     ScreenRect q_tile;  // the cursor frame around Q_i
+    // Where the step view put its parts (tests check that nothing overlaps).
+    bool step_view_drawn = false;
+    ScreenRect step_q, step_kt, step_s, step_vt, step_o, step_zoom, step_area;
   } report;
 };
 

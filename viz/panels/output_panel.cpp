@@ -24,7 +24,7 @@ void DrawOutputPanel(const Model& model, UiState& ui) {
     ImGui::PopTextWrapPos();
     return;
   }
-  const ReferenceRows* ref = model.reference();
+  const Reference* ref = model.reference();
   // The row: the selected one when it is in this tile, else the tile's first.
   int r = ui.selected_row - s.row_begin;
   if (r < 0 || r >= s.rows) r = 0;
@@ -53,18 +53,18 @@ void DrawOutputPanel(const Model& model, UiState& ui) {
                           "ℓ_i so it can be compared with the exact row.");
 
   if (!ref) {
-    MathTextColored(pal.dim, "computing the exact rows…");
+    MathTextColored(pal.dim, "computing the exact result…");
     return;
   }
   // Errors of the row and of the whole tile.
   double row_err = 0, tile_err = 0;
   for (int rr = 0; rr < s.rows; ++rr)
     for (int e = 0; e < d; ++e) {
-      const double err = std::abs(current(rr, e) - ref->o[static_cast<std::size_t>(rr) * d + e]);
+      const double err = std::abs(current(rr, e) - ref->o[static_cast<std::size_t>(s.row_begin + rr) * d + e]);
       tile_err = std::max(tile_err, err);
       if (rr == r) row_err = std::max(row_err, err);
     }
-  const RowSoftmaxStats& exact = ref->stats[static_cast<std::size_t>(r)];
+  const RowSoftmaxStats& exact = ref->stats[static_cast<std::size_t>(s.row_begin + r)];
   MathTextF("max |O_i − O_exact|: row %s, tile %s", Num(row_err, 3).c_str(), Num(tile_err, 3).c_str());
   MathTextColored(pal.dim, Sprintf("m_i = %s (exact %s)   ℓ_i = %s (exact %s)", Num(t.m[static_cast<std::size_t>(r)], 4).c_str(),
                                    Num(exact.m, 4).c_str(), Num(t.l[static_cast<std::size_t>(r)], 4).c_str(),
@@ -87,7 +87,7 @@ void DrawOutputPanel(const Model& model, UiState& ui) {
   const bool wide = slot >= 3;
   for (int e = 0; e < d; ++e) {
     const float x0 = area.min.x + slot * static_cast<float>(e);
-    const double exact_v = ref->o[static_cast<std::size_t>(r) * d + e];
+    const double exact_v = ref->o[static_cast<std::size_t>(s.row_begin + r) * d + e];
     const double now = current(r, e);
     if (wide) {
       dl->AddRectFilled(ImVec2(x0 + slot * 0.1f, std::min(mid, Y(exact_v))), ImVec2(x0 + slot * 0.9f, std::max(mid, Y(exact_v))),
@@ -106,7 +106,7 @@ void DrawOutputPanel(const Model& model, UiState& ui) {
   if (ImGui::IsItemHovered()) {
     const int e = std::clamp(static_cast<int>((ImGui::GetIO().MousePos.x - area.min.x) / slot), 0, d - 1);
     Explanation x = ExplainTileOutput(model, r, e);
-    const double exact_v = ref->o[static_cast<std::size_t>(r) * d + e];
+    const double exact_v = ref->o[static_cast<std::size_t>(s.row_begin + r) * d + e];
     if (!normalized) x.lines.push_back(Sprintf("O_i / ℓ_i = %s", Num(current(r, e), 5).c_str()));
     x.lines.push_back(Sprintf("exact O[%d, %d] = %s   |difference| = %s", s.row_begin + r, e, Num(exact_v, 5).c_str(),
                               Num(std::abs(current(r, e) - exact_v), 3).c_str()));

@@ -33,6 +33,8 @@ struct StepLayout {
   bool zoom_below = false;
 };
 
+float CursorThickness(float scale) { return std::max(2.0f, 2.5f * scale); }
+
 ScreenRect Rect(float x, float y, float w, float h) {
   return {ImVec2(std::floor(x), std::floor(y)), ImVec2(std::floor(x + w), std::floor(y + h))};
 }
@@ -43,6 +45,10 @@ StepLayout ComputeStepLayout(ImVec2 origin, ImVec2 avail, const AttentionProblem
   L.label_h = label_h;
   const float gap = 6.0f * scale;
   const float min_band = 20.0f * scale;
+  // Room for the cursor's frame, which is drawn just outside the tiles it marks.
+  const float margin = std::ceil(CursorThickness(scale)) + 1;
+  origin.x += margin;
+  avail.x -= 2 * margin;
   // The tile column goes to the right when there is room, else below.
   L.zoom_below = avail.x < 520.0f * scale;
   // As wide as the tile needs with readable numbers (cells of ~48 px), within a third of the panel.
@@ -211,8 +217,6 @@ void DrawColumnTileWashes(ImDrawList* dl, const Model& m, const CellGrid& grid) 
   });
 }
 
-float CursorThickness(float scale) { return std::max(2.0f, 2.5f * scale); }
-
 // ---------------------------------------------------------------------------------------------------------
 // [SECTION] the matrices
 // ---------------------------------------------------------------------------------------------------------
@@ -245,7 +249,6 @@ void DrawMatrices(const Model& m, UiState& ui, const StepLayout& L, Hovered& hov
   const int cur_i = st.info.i, cur_j = st.info.j;
   const int prev_hover_row = ui.hover_row, prev_hover_col = ui.hover_col;
   ui.hover_row = ui.hover_col = -1;
-  ui.report = {};
 
   const CellGrid gq{L.q, p.n, p.d}, gkt{L.kt, p.d, p.n}, gvt{L.vt, p.d, p.n}, go{L.o, p.n, p.d}, gs{L.s, p.n, p.n};
 
@@ -557,6 +560,14 @@ void DrawStepPanel(const Model& model, UiState& ui) {
                                          ImGui::GetFrameHeight(), legend_h);
   Hovered hovered;
   DrawMatrices(model, ui, L, hovered);
+  ui.report.step_view_drawn = true;
+  ui.report.step_q = L.q;
+  ui.report.step_kt = L.kt;
+  ui.report.step_s = L.s;
+  ui.report.step_vt = L.vt;
+  ui.report.step_o = L.o;
+  ui.report.step_zoom = L.zoom;
+  ui.report.step_area = {origin, ImVec2(origin.x + avail.x, origin.y + avail.y)};
   DrawMatrixLabels(model, L);
   DrawTileZoom(model, ui, L, hovered);
   ImGui::SetCursorScreenPos(ImVec2(origin.x, origin.y + avail.y - legend_h + 2));
