@@ -11,6 +11,7 @@
 
 #include "kernels/cpu/problem.h"
 #include "viz/heatmap.h"
+#include "viz/panels/vortex_panel.h"
 #include "viz/theme.h"
 
 namespace flashviz {
@@ -76,6 +77,7 @@ struct UiState {
   std::string active_tab = "step";                      // the centre tab on screen
   std::string focus_tab;                                // request: select this tab on the next frame
   bool show_shortcuts = false;                          // the keyboard shortcut window
+  VortexPanelState vortex;                              // the Vortex panel (viz/panels/vortex_panel.h)
 
   // --- appearance ---------------------------------------------------------------------------------------
   Theme theme = Theme::kDark;

@@ -24,6 +24,8 @@ constexpr std::array kPanels = {
             "O_i converging to the exact reference row, with the error"},
   PanelInfo{"timeline",   "Timeline",           PanelSlot::kBottom,    true, 0.0f, &DrawTimelinePanel,
             "the scrubber with tile-iteration marks and the narration line"},
+  PanelInfo{"vortex",     "Vortex",             PanelSlot::kCentreTab, true, 1.0f, &DrawVortexPanel,
+            "the step on the Vortex GPGPU: cores → warps → threads, registers, local memory, the 8×8 tensor unit"},
 };
 // clang-format on
 

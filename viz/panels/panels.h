@@ -13,5 +13,6 @@ void DrawTrafficPanel(const Model& model, UiState& ui);     // traffic_panel.cpp
 void DrawStatisticsPanel(const Model& model, UiState& ui);  // statistics_panel.cpp: m_i, ℓ_i, α
 void DrawOutputPanel(const Model& model, UiState& ui);      // output_panel.cpp: O_i against the reference
 void DrawTimelinePanel(const Model& model, UiState& ui);    // timeline_panel.cpp: scrubber and narration
+void DrawVortexPanel(const Model& model, UiState& ui);      // vortex_panel.cpp: the step on the Vortex GPGPU
 
 }  // namespace flashviz
