@@ -301,7 +301,9 @@ OffscreenFrame RenderOffscreenFrame(const GuiOptions& o, GlBackend backend) {
   Model model;
   UiState ui;
   InitGuiState(o, model, ui);
-  ImGuiOnGl imgui(context->window());
+  // Offscreen even in a hidden GLFW window: the frame's size is the framebuffer's, not the window's, and no
+  // input comes from it, so ImGui gets no platform backend.
+  ImGuiOnGl imgui(nullptr);
   Framebuffer fbo(o.width, o.height);
   if (!fbo.complete()) throw InputError(Sprintf("cannot create a %d × %d framebuffer", o.width, o.height));
   fbo.Bind();

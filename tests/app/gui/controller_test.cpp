@@ -1,0 +1,228 @@
+// The frame logic with no window: keys, playback, problem edits (invalid ones explained in place, the model
+// kept), HW4 files, sessions through the UI requests.
+#include "app/gui/controller.h"
+
+#include <gtest/gtest.h>
+#define GLFW_INCLUDE_NONE
+#include <GLFW/glfw3.h>
+
+#include <cmath>
+#include <filesystem>
+
+#include "app/io/hw4_file.h"
+#include "tests/viz/headless.h"
+
+namespace flashviz {
+namespace {
+
+class Controller : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    InstallGlfwKeyMap(ImGui::GetIO());
+    ui.form = FindPreset("first-lesson")->form;
+    ASSERT_TRUE(ApplyForm(model, ui)) << ui.problem_error;
+  }
+  // One frame with `key` held (GLFW key code) and the modifiers given.
+  void Frame(int key = -1, bool shift = false, bool ctrl = false, double dt = 1.0 / 60) {
+    ImGuiIO& io = ImGui::GetIO();
+    if (key >= 0) io.KeysDown[key] = true;
+    io.KeyShift = shift;
+    io.KeyCtrl = ctrl;
+    ApplyStyle(ui, [&] { imgui.UploadFonts(); });
+    ImGui::NewFrame();
+    RunUiFrame(model, ui, dt);
+    ImGui::Render();
+    if (key >= 0) io.KeysDown[key] = false;
+    io.KeyShift = io.KeyCtrl = false;
+    // A frame with the key up, so the next press is a new press.
+    ImGui::NewFrame();
+    RunUiFrame(model, ui, 0.0);
+    ImGui::Render();
+  }
+  testing::HeadlessImGui imgui;
+  Model model;
+  UiState ui;
+};
+
+TEST_F(Controller, ArrowsHomeEndAndShiftForTileIterations) {
+  Frame(GLFW_KEY_RIGHT);
+  EXPECT_EQ(model.step(), 1);
+  Frame(GLFW_KEY_RIGHT);
+  EXPECT_EQ(model.step(), 2);
+  Frame(GLFW_KEY_LEFT);
+  EXPECT_EQ(model.step(), 1);
+  const std::int64_t next_tile = model.NextTileIterationStep();
+  Frame(GLFW_KEY_RIGHT, /*shift=*/true);
+  EXPECT_EQ(model.step(), next_tile);
+  EXPECT_EQ(model.state().info.phase, TileIterationPhases(model.problem().order).front());
+  const std::int64_t previous_tile = model.PreviousTileIterationStep();
+  Frame(GLFW_KEY_LEFT, true);
+  EXPECT_EQ(model.step(), previous_tile);
+  Frame(GLFW_KEY_END);
+  EXPECT_EQ(model.step(), model.step_count() - 1);
+  Frame(GLFW_KEY_RIGHT);
+  EXPECT_EQ(model.step(), model.step_count() - 1);  // clamped
+  Frame(GLFW_KEY_HOME);
+  EXPECT_EQ(model.step(), 0);
+  Frame(GLFW_KEY_LEFT);
+  EXPECT_EQ(model.step(), 0);
+}
+
+TEST_F(Controller, SpacePlaysAtTheChosenSpeedAndStopsAtTheEnd) {
+  ui.speed = 60;  // one step per frame at 60 fps
+  Frame(GLFW_KEY_SPACE);
+  EXPECT_TRUE(ui.playing);
+  for (int k = 0; k < 30; ++k) Frame(-1, false, false, 1.0 / 60);
+  EXPECT_GE(model.step(), 25);
+  EXPECT_LE(model.step(), 31);
+  Frame(GLFW_KEY_SPACE);
+  EXPECT_FALSE(ui.playing);
+  const std::int64_t paused = model.step();
+  for (int k = 0; k < 10; ++k) Frame();
+  EXPECT_EQ(model.step(), paused);
+  // By tile iteration, fast: every tick lands on the start of a tile iteration, and it ends at the last step.
+  ui.play_unit = StepUnit::kTileIteration;
+  ui.speed = 240;
+  ui.playing = true;
+  for (int k = 0; k < 400 && ui.playing; ++k) {
+    Frame(-1, false, false, 1.0 / 60);
+    if (ui.playing && model.tile_iteration() >= 0) {
+      EXPECT_EQ(model.state().info.phase, TileIterationPhases(model.problem().order).front());
+    }
+  }
+  EXPECT_FALSE(ui.playing);
+  EXPECT_EQ(model.step(), model.step_count() - 1);
+}
+
+TEST_F(Controller, SpeedKeysAndViewShortcuts) {
+  ui.speed = 8;
+  Frame(GLFW_KEY_RIGHT_BRACKET);
+  EXPECT_FLOAT_EQ(ui.speed, 16);
+  Frame(GLFW_KEY_LEFT_BRACKET);
+  Frame(GLFW_KEY_LEFT_BRACKET);
+  EXPECT_FLOAT_EQ(ui.speed, 4);
+  Frame(GLFW_KEY_L, false, true);
+  EXPECT_TRUE(ui.large_font);
+  Frame(GLFW_KEY_T, false, true);
+  EXPECT_EQ(ui.theme, Theme::kLight);
+  Frame(GLFW_KEY_2);
+  EXPECT_EQ(ui.active_tab, "traffic");
+  Frame(GLFW_KEY_F1);
+  EXPECT_TRUE(ui.show_shortcuts);
+  Frame(GLFW_KEY_Q, false, true);
+  EXPECT_TRUE(ui.request_quit);
+}
+
+TEST_F(Controller, InvalidEditsAreExplainedAndTheModelIsKept) {
+  const AttentionProblem before = model.problem();
+  model.SetStep(5);
+  ui.step = 5;
+  struct Bad {
+    const char* what;
+    std::function<void(ProblemForm&)> edit;
+  };
+  const Bad bad[] = {
+      {"N = 0", [](ProblemForm& f) { f.n = 0; }},
+      {"d = 0", [](ProblemForm& f) { f.d = 0; }},
+      {"B_r = 0", [](ProblemForm& f) { f.tiles_from_sram = false; f.br = 0; }},
+      {"tiny SRAM", [](ProblemForm& f) { f.tiles_from_sram = true; f.sram_bytes = 8; }},
+      {"NaN scale", [](ProblemForm& f) { f.scale_mode = ProblemForm::ScaleMode::kCustom; f.scale = std::nan(""); }},
+      {"too large for the GUI", [](ProblemForm& f) { f.n = 1 << 20; f.d = 1024; }},
+      {"too many steps", [](ProblemForm& f) { f.n = 32768; f.d = 8; f.tiles_from_sram = false; f.br = f.bc = 1; }},
+      {"missing file", [](ProblemForm& f) { f.input_path = "/nonexistent/in.bin"; }},
+  };
+  for (const Bad& b : bad) {
+    ProblemForm form = FindPreset("first-lesson")->form;
+    b.edit(form);
+    ui.form = form;
+    ui.apply_form = true;
+    Frame();
+    EXPECT_FALSE(ui.problem_error.empty()) << b.what;
+    EXPECT_EQ(model.problem().n, before.n) << b.what;
+    EXPECT_EQ(model.problem().br, before.br) << b.what;
+    EXPECT_EQ(model.step(), 5) << b.what;
+  }
+  ui.form = FindPreset("causal")->form;
+  ui.apply_form = true;
+  Frame();
+  EXPECT_TRUE(ui.problem_error.empty());
+  EXPECT_TRUE(model.problem().causal);
+  EXPECT_EQ(model.step(), 0);
+}
+
+TEST_F(Controller, Hw4FilesWithABatchPicker) {
+  Hw4Input input;
+  input.b = 3;
+  input.n = 12;
+  input.d = 4;
+  for (int k = 0; k < 3 * 3 * 12 * 4; ++k) input.qkv.push_back(static_cast<float>((k * 37) % 11) / 4.0f - 1.0f);
+  const std::string path = (std::filesystem::temp_directory_path() / "flashviz_controller_test.bin").string();
+  const std::vector<std::uint8_t> bytes = SerializeHw4(input);
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  ASSERT_NE(f, nullptr);
+  std::fwrite(bytes.data(), 1, bytes.size(), f);
+  std::fclose(f);
+
+  ui.form.input_path = path;
+  ui.form.batch = 2;
+  ui.inspect_input_file = true;
+  ui.apply_form = true;
+  Frame();
+  EXPECT_TRUE(ui.problem_error.empty()) << ui.problem_error;
+  EXPECT_EQ(ui.input_file_batches, 3);
+  EXPECT_EQ(model.problem().n, 12);
+  EXPECT_EQ(model.problem().d, 4);
+  EXPECT_EQ(ui.form.n, 12);
+  EXPECT_EQ(model.inputs().q[0], input.q(2)[0]);
+  ui.form.batch = 3;  // out of range
+  ui.apply_form = true;
+  Frame();
+  EXPECT_FALSE(ui.problem_error.empty());
+  EXPECT_EQ(model.inputs().q[0], input.q(2)[0]);
+
+  // A file that is not HW4 is explained.
+  f = std::fopen(path.c_str(), "wb");
+  std::fputs("not an hw4 file", f);
+  std::fclose(f);
+  ui.form.batch = 0;
+  ui.inspect_input_file = true;
+  ui.apply_form = true;
+  Frame();
+  EXPECT_FALSE(ui.problem_error.empty());
+  EXPECT_EQ(ui.input_file_batches, 0);
+  EXPECT_FALSE(ui.input_file_info.empty());
+  std::filesystem::remove(path);
+}
+
+TEST_F(Controller, SessionsThroughTheRequests) {
+  const std::string path = (std::filesystem::temp_directory_path() / "flashviz_controller_session.json").string();
+  ui.form = FindPreset("vortex")->form;
+  ui.apply_form = true;
+  Frame();
+  ui.step = 40;
+  Frame();
+  ui.session_path = path;
+  ui.request_save_session = true;
+  Frame();
+  EXPECT_NE(ui.status.find("saved"), std::string::npos) << ui.status;
+
+  ui.form = FindPreset("first-lesson")->form;
+  ui.apply_form = true;
+  Frame();
+  EXPECT_EQ(model.problem().n, 8);
+  ui.request_load_session = true;
+  Frame();
+  EXPECT_NE(ui.status.find("loaded"), std::string::npos) << ui.status;
+  EXPECT_EQ(model.problem().n, 64);
+  EXPECT_EQ(model.step(), 40);
+  std::filesystem::remove(path);
+
+  ui.session_path = "/nonexistent/s.json";
+  ui.request_load_session = true;
+  Frame();
+  EXPECT_NE(ui.status.find("/nonexistent/s.json"), std::string::npos);
+  EXPECT_EQ(model.problem().n, 64);
+}
+
+}  // namespace
+}  // namespace flashviz

@@ -1,0 +1,100 @@
+// Sessions: what is saved comes back, malformed files are refused with a reason and change nothing.
+#include "app/gui/session.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "viz/panels/panel_table.h"
+
+namespace flashviz {
+namespace {
+
+TEST(Session, RoundTripsEveryField) {
+  UiState ui;
+  ui.form = FindPreset("vortex")->form;
+  ui.form.causal = true;
+  ui.form.scale_mode = ProblemForm::ScaleMode::kCustom;
+  ui.form.scale = 0.3125;
+  ui.form.seed = 12345678901ULL;
+  ui.form.input_path = "in.bin";
+  ui.form.batch = 2;
+  SetPanelOpen(ui, *FindPanel("traffic"), false);
+  ui.active_tab = "step";
+  ui.selected_row = 17;
+  ui.theme = Theme::kLight;
+  ui.ui_scale = 1.5f;
+  ui.large_font = true;
+  ui.speed = 32;
+  ui.play_unit = StepUnit::kTileIteration;
+  const std::string json = SessionToJson(ui, 99);
+
+  UiState back;
+  EXPECT_EQ(SessionFromJson(json, "s.json", back), 99);
+  EXPECT_EQ(back.form, ui.form);
+  EXPECT_FALSE(IsPanelOpen(back, *FindPanel("traffic")));
+  EXPECT_TRUE(IsPanelOpen(back, *FindPanel("step")));
+  EXPECT_EQ(back.focus_tab, "step");
+  EXPECT_EQ(back.selected_row, 17);
+  EXPECT_EQ(back.theme, Theme::kLight);
+  EXPECT_FLOAT_EQ(back.ui_scale, 1.5f);
+  EXPECT_TRUE(back.large_font);
+  EXPECT_FLOAT_EQ(back.speed, 32);
+  EXPECT_EQ(back.play_unit, StepUnit::kTileIteration);
+  EXPECT_TRUE(back.style_dirty);
+}
+
+TEST(Session, MalformedSessionsChangeNothing) {
+  const char* bad[] = {
+      "",
+      "{",
+      "[]",
+      R"({"problem": {}})",
+      R"({"flashviz_session": 2, "problem": {}})",
+      R"({"flashviz_session": 1})",
+      R"({"flashviz_session": 1, "problem": {"order": "diagonal"}})",
+      R"({"flashviz_session": 1, "problem": {"n": "many"}})",
+      R"({"flashviz_session": 1, "problem": {}, "theme": "pink"})",
+      R"({"flashviz_session": 1, "problem": {"tiles": "some"}})",
+      R"({"flashviz_session": 1, "problem": {}, "panels": {"step": 3}})",
+  };
+  for (const char* text : bad) {
+    UiState ui;
+    ui.form.n = 77;
+    ui.speed = 3;
+    EXPECT_THROW(SessionFromJson(text, "bad.json", ui), InputError) << text;
+    EXPECT_EQ(ui.form.n, 77) << text;
+    EXPECT_FLOAT_EQ(ui.speed, 3) << text;
+  }
+}
+
+TEST(Session, UnknownPanelsAreIgnoredAndValuesClamped) {
+  UiState ui;
+  const std::int64_t step = SessionFromJson(
+      R"({"flashviz_session": 1, "problem": {"n": 16}, "panels": {"from-another-build": true}, "ui_scale": 100, "step": 5})",
+      "s.json", ui);
+  EXPECT_EQ(step, 5);
+  EXPECT_EQ(ui.form.n, 16);
+  EXPECT_FLOAT_EQ(ui.ui_scale, 4.0f);
+}
+
+TEST(Session, FilesAreWrittenWholeAndMissingFilesExplained) {
+  const std::string path = (std::filesystem::temp_directory_path() / "flashviz_session_test.json").string();
+  UiState ui;
+  ui.form.n = 40;
+  SaveSession(path, ui, 3);
+  UiState back;
+  EXPECT_EQ(LoadSession(path, back), 3);
+  EXPECT_EQ(back.form.n, 40);
+  std::filesystem::remove(path);
+  try {
+    LoadSession(path, back);
+    FAIL() << "a missing session loaded";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find(path), std::string::npos);
+  }
+  EXPECT_THROW(SaveSession("/nonexistent-dir/s.json", ui, 0), InputError);
+}
+
+}  // namespace
+}  // namespace flashviz
