@@ -48,6 +48,8 @@ int main(int argc, char** argv) {
   flashviz::AddHw4Command(app, commands);
   flashviz::AddGenCommand(app, commands);
   flashviz::AddVortexCommand(app, commands);
+  flashviz::AddBenchCommand(app, commands);
+  flashviz::AddKernelsCommand(app, commands);
 
   std::vector<std::string> args = WithDefaultSubcommand(argc, argv, commands, default_command);
   std::vector<char*> arg_pointers;

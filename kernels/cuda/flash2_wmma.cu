@@ -3,7 +3,8 @@
 // Changes versus flash2_warp (same Q-outer algorithm):
 //   1. S_ij = Q_i K_jᵀ and P̃_ij V_j are 16×16×16 WMMA fragment products (wmma::mma_sync, HMMA on the tensor
 //      cores) with fp32 accumulators; inputs are fp16 or bf16, half the bytes of fp32. Each warp owns 16 rows
-//      of Q_i (B_r = 64 with 4 warps) and runs its own softmax, so no barrier is needed between warps for it.
+//      of Q_i (B_r = 128 with 8 warps at d ≤ 64, 64 with 4 warps at d = 128) and runs its own softmax, so no
+//      barrier is needed between warps for it.
 //   2. WMMA does not say which fragment element holds which (row, column). So S_ij goes through shared memory
 //      (store_matrix_sync) for the row softmax, two lanes per row, and P̃_ij comes back as an fp16/bf16 A
 //      fragment (load_matrix_sync). O_i stays in accumulator fragments all along; to rescale its rows by
@@ -284,28 +285,30 @@ cudaError_t LaunchWmma(const AttentionArgs& args) {
   return cudaGetLastError();
 }
 
-template <typename T, int WARPS>
-cudaError_t LaunchWmmaForD(const AttentionArgs& args) {
-  switch (args.shape.d) {
-    case 32: return LaunchWmma<T, 32, WARPS>(args);
-    case 64: return LaunchWmma<T, 64, WARPS>(args);
-    case 128: return LaunchWmma<T, 128, WARPS>(args);
-    default: return cudaErrorInvalidValue;
-  }
+// The registered block height per d (tile_sizes.h), or the other one with kFlash2WmmaOtherWarps.
+template <typename T, int D>
+cudaError_t LaunchWmmaForWarps(const AttentionArgs& args) {
+  constexpr int kWarps = tiles::Flash2WmmaWarps(D);
+  constexpr int kOtherWarps = kWarps == 8 ? 4 : 8;
+  return (args.options & kFlash2WmmaOtherWarps) ? LaunchWmma<T, D, kOtherWarps>(args) : LaunchWmma<T, D, kWarps>(args);
 }
 
 template <typename T>
-cudaError_t LaunchWmmaForWarps(const AttentionArgs& args) {
-  static_assert(tiles::kFlash2WmmaWarps == 4, "the registered variant runs 4 warps");
-  return (args.options & kFlash2WmmaEightWarps) ? LaunchWmmaForD<T, 8>(args) : LaunchWmmaForD<T, 4>(args);
+cudaError_t LaunchWmmaForD(const AttentionArgs& args) {
+  switch (args.shape.d) {
+    case 32: return LaunchWmmaForWarps<T, 32>(args);
+    case 64: return LaunchWmmaForWarps<T, 64>(args);
+    case 128: return LaunchWmmaForWarps<T, 128>(args);
+    default: return cudaErrorInvalidValue;
+  }
 }
 
 }  // namespace
 
 cudaError_t LaunchFlash2Wmma(const AttentionArgs& args) {
   if (const cudaError_t invalid = CheckArgs("flash2_wmma", args); invalid != cudaSuccess) return invalid;
-  if (args.options & ~unsigned{kFlash2WmmaEightWarps}) return cudaErrorInvalidValue;
-  return args.dtype == DType::kFp16 ? LaunchWmmaForWarps<__half>(args) : LaunchWmmaForWarps<__nv_bfloat16>(args);
+  if (args.options & ~unsigned{kFlash2WmmaOtherWarps}) return cudaErrorInvalidValue;
+  return args.dtype == DType::kFp16 ? LaunchWmmaForD<__half>(args) : LaunchWmmaForD<__nv_bfloat16>(args);
 }
 
 }  // namespace flashviz::cuda

@@ -37,7 +37,10 @@ const VariantInfo* FindVariantInfo(std::string_view id) {
 std::string DTypesText(unsigned dtypes) {
   std::string text;
   for (DType dtype : {DType::kFp32, DType::kFp16, DType::kBf16})
-    if (dtypes & DTypeBit(dtype)) text += (text.empty() ? "" : ", ") + std::string(DTypeName(dtype));
+    if (dtypes & DTypeBit(dtype)) {
+      if (!text.empty()) text += ", ";
+      text += DTypeName(dtype);
+    }
   return text;
 }
 
@@ -45,7 +48,10 @@ std::string HeadDimsText(const VariantInfo& variant) {
   if (variant.head_dims[0] == 0) return Sprintf("any d ≤ %d", variant.max_head_dim);
   std::string text;
   for (int d : variant.head_dims)
-    if (d > 0) text += (text.empty() ? "" : ", ") + std::to_string(d);
+    if (d > 0) {
+      if (!text.empty()) text += ", ";
+      text += std::to_string(d);
+    }
   return text;
 }
 

@@ -48,11 +48,12 @@ std::size_t NoWorkspaceBytes(const AttentionShape& shape, DType dtype);  // 0
 
 // flash2_warp's options bits (AttentionArgs::options): alternative tile shapes, for measuring the choice.
 enum Flash2WarpOption : unsigned {
-  kFlash2WarpSmallTiles = 1u << 0,  // d = 32, 64: B_r = 64 (4 rows a thread); d = 128: B_c = 32
+  kFlash2WarpSmallTiles = 1u << 0,  // d = 32, 64: B_r = 64 (4 rows a thread); d = 128: B_c = 32 (both slower on
+                                    // the H200, 2026-11-21: 33.9 vs 35.8 and 31.6 vs 32.9 TFLOP/s, N = 4096)
 };
 // flash2_wmma's options bits.
 enum Flash2WmmaOption : unsigned {
-  kFlash2WmmaEightWarps = 1u << 0,  // B_r = 128 (8 warps) instead of 64 (4 warps)
+  kFlash2WmmaOtherWarps = 1u << 0,  // the other block height: 4 warps (B_r = 64) at d ≤ 64, 8 (B_r = 128) at d = 128
 };
 
 }  // namespace flashviz::cuda

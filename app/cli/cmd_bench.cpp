@@ -1,0 +1,200 @@
+// flashviz bench [--kernels all|ID,...] [--n LIST] [--d D] [--batch B --heads H] [--dtype fp16|bf16|fp32]
+//                [--causal] --csv F [--png F] [--repeats R] [--warmup W] [--seed S]
+// A sweep of the registry's CUDA variants over sequence lengths: each point validated against the float64
+// reference, then timed (kernels/cuda/harness.h); progress on stderr, a summary table on stdout, every point a
+// CSV row (kernels/cuda/bench_results.h). Without a usable GPU it says why and exits 1.
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <sstream>
+
+#include "app/cli/commands.h"
+#include "app/io/atomic_file.h"
+#include "kernels/common/format.h"
+#include "kernels/cpu/problem.h"
+#include "kernels/cuda/bench_results.h"
+#include "kernels/cuda/registry.h"
+#ifdef FLASHVIZ_HAVE_CUDA
+#include "kernels/cuda/harness.h"
+#endif
+
+namespace flashviz {
+namespace {
+
+struct BenchOptions {
+  std::string kernels = "all";
+  std::string n_list = "512,1024,2048,4096,8192,16384";
+  int d = 64;
+  int batch = 0;
+  int heads = 16;
+  std::string dtype = "fp32";
+  bool causal = false;
+  std::string csv, png;
+  int repeats = 20;
+  int warmup = 2;
+  std::uint64_t seed = 1;
+  unsigned options = 0;
+};
+
+std::vector<std::string> SplitList(const std::string& text) {
+  std::vector<std::string> items;
+  std::stringstream stream(text);
+  for (std::string item; std::getline(stream, item, ',');)
+    if (!item.empty()) items.push_back(item);
+  return items;
+}
+
+cuda::SweepSpec ToSpec(const BenchOptions& o) {
+  cuda::SweepSpec spec;
+  if (o.kernels == "all") {
+    for (const cuda::VariantInfo& variant : cuda::Catalogue()) spec.kernels.push_back(variant.id);
+  } else {
+    spec.kernels = SplitList(o.kernels);
+  }
+  for (const std::string& item : SplitList(o.n_list)) {
+    char* rest = nullptr;
+    const long n = std::strtol(item.c_str(), &rest, 10);
+    if (*rest != '\0' || n < 1 || n > kMaxSequenceLength)
+      throw InputError(Sprintf("--n: '%s' is not a sequence length (1 … %d)", item.c_str(), kMaxSequenceLength));
+    spec.n_values.push_back(static_cast<int>(n));
+  }
+  const auto dtype = cuda::ParseDType(o.dtype);
+  if (!dtype) throw InputError("--dtype " + o.dtype + ": fp32, fp16 or bf16");
+  spec.dtype = *dtype;
+  spec.d = o.d;
+  spec.batch = o.batch;
+  spec.heads = o.heads;
+  spec.causal = o.causal;
+  spec.repeats = o.repeats;
+  spec.warmup = o.warmup;
+  spec.seed = o.seed;
+  spec.variant_options = o.options;
+  return spec;
+}
+
+#ifdef FLASHVIZ_HAVE_CUDA
+cuda::BenchRow ToRow(const cuda::SweepPoint& point, cuda::DType dtype, const cuda::Measurement& m,
+                     const std::string& gpu) {
+  cuda::BenchRow row;
+  row.kernel = point.variant->id;
+  row.dtype = std::string(cuda::DTypeName(dtype));
+  row.batch = point.shape.batch;
+  row.heads = point.shape.heads;
+  row.n = point.shape.n;
+  row.d = point.shape.d;
+  row.causal = point.shape.causal;
+  row.gpu = gpu;
+  const bool measured = m.Ok();
+  row.ms_median = measured ? m.ms_median : NAN;
+  row.ms_min = measured ? m.ms_min : NAN;
+  row.tflops = measured ? m.tflops : NAN;
+  row.max_abs_error = m.validated_rows > 0 ? m.max_abs_error : NAN;
+  row.hbm_bytes = m.hbm_bytes > 0 ? m.hbm_bytes : NAN;
+  row.status = measured ? "ok" : std::string(cuda::MeasureStatusName(m.status)) + ": " + m.reason;
+  return row;
+}
+
+// ms (TFLOP/s) per kernel and N, the last thing printed: what a log tail shows.
+void PrintSummary(const std::vector<cuda::BenchRow>& rows) {
+  std::vector<std::string> kernels;
+  std::vector<int> ns;
+  std::map<std::pair<std::string, int>, const cuda::BenchRow*> cell;
+  for (const cuda::BenchRow& row : rows) {
+    if (std::find(kernels.begin(), kernels.end(), row.kernel) == kernels.end()) kernels.push_back(row.kernel);
+    if (std::find(ns.begin(), ns.end(), row.n) == ns.end()) ns.push_back(row.n);
+    cell[{row.kernel, row.n}] = &row;
+  }
+  std::printf("%-12s", "ms (TFLOP/s)");
+  for (int n : ns) std::printf(" %18s", Sprintf("N = %d", n).c_str());
+  std::printf("\n");
+  for (const std::string& kernel : kernels) {
+    std::printf("%-12s", kernel.c_str());
+    for (int n : ns) {
+      const auto it = cell.find({kernel, n});
+      std::string text = "–";
+      if (it != cell.end() && it->second->Ok())
+        text = Sprintf("%.3f (%.1f)", it->second->ms_median, it->second->tflops);
+      else if (it != cell.end())
+        text = it->second->status.substr(0, it->second->status.find(':'));
+      std::printf(" %18s", text.c_str());
+    }
+    std::printf("\n");
+  }
+}
+#endif
+
+int RunBench(const BenchOptions& o) {
+  const cuda::SweepSpec spec = ToSpec(o);
+  const std::vector<cuda::SweepPoint> points = cuda::SweepPoints(spec);  // every input checked before the GPU
+  if (!o.png.empty()) throw InputError("--png: the plot renderer (viz/) is not part of this build yet");
+#ifndef FLASHVIZ_HAVE_CUDA
+  (void)points;
+  throw InputError("bench runs the CUDA kernels: this flashviz was built without CUDA");
+#else
+  if (auto reason = cuda::CudaUnavailableReason()) throw InputError("bench needs a CUDA GPU: " + *reason);
+  AtomicFileWriter csv(o.csv);  // an unwritable path is reported before the first kernel runs
+  const std::string gpu = cuda::DeviceName();
+  std::fprintf(stderr, "bench: %s; %s\n", cuda::DeviceDescription().c_str(), cuda::DescribeSweep(spec, points.size()).c_str());
+  std::vector<cuda::BenchRow> rows;
+  bool all_good = true;
+  for (std::size_t index = 0; index < points.size(); ++index) {
+    const cuda::SweepPoint& point = points[index];
+    std::fprintf(stderr, "[%zu/%zu] %-12s %s B=%d H=%d N=%d d=%d%s: ", index + 1, points.size(), point.variant->id,
+                 std::string(cuda::DTypeName(spec.dtype)).c_str(), point.shape.batch, point.shape.heads, point.shape.n,
+                 point.shape.d, point.shape.causal ? " causal" : "");
+    std::fflush(stderr);
+    cuda::MeasureOptions options;
+    options.repeats = spec.repeats;
+    options.warmup = spec.warmup;
+    options.seed = spec.seed + index;  // fresh inputs for every point
+    options.variant_options = spec.variant_options;
+    const cuda::Measurement m = cuda::MeasureVariant(*point.variant, point.shape, spec.dtype, options);
+    if (m.Ok())
+      std::fprintf(stderr, "%.4f ms median (min %.4f, %d runs), %.2f TFLOP/s%s, max |err| %.2g (≤ %.2g)\n",
+                   m.ms_median, m.ms_min, spec.repeats, m.tflops, point.shape.causal ? " (causal: FLOPs halved)" : "",
+                   m.max_abs_error, m.tolerance);
+    else
+      std::fprintf(stderr, "%s: %s\n", std::string(cuda::MeasureStatusName(m.status)).c_str(), m.reason.c_str());
+    all_good &= m.Ok() || m.status == cuda::MeasureStatus::kNotApplicable;
+    rows.push_back(ToRow(point, spec.dtype, m, gpu));
+    if (cuda::CudaContextLost()) {
+      std::fprintf(stderr, "bench: the CUDA context is lost; stopping after %zu of %zu points\n", index + 1,
+                   points.size());
+      break;
+    }
+  }
+  csv.Write(cuda::BenchCsvHeader());
+  for (const cuda::BenchRow& row : rows) csv.Write(cuda::BenchCsvLine(row));
+  csv.Commit();
+  PrintSummary(rows);
+  return all_good ? 0 : 1;
+#endif
+}
+
+}  // namespace
+
+void AddBenchCommand(CLI::App& app, CommandList& commands) {
+  auto options = std::make_shared<BenchOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "bench", "Validate and time the CUDA kernels over sequence lengths; write a CSV (and a log-log PNG)");
+  cmd->add_option("--kernels", options->kernels, "all, or registry ids separated by commas (see `flashviz kernels`)");
+  cmd->add_option("--n", options->n_list, "sequence lengths N, separated by commas");
+  cmd->add_option("--d", options->d, "head dimension d");
+  cmd->add_option("--batch", options->batch, "batch B (default: B·H = min(1024, 2^32/N²), as in PEERS.md)");
+  cmd->add_option("--heads", options->heads, "heads H");
+  cmd->add_option("--dtype", options->dtype, "fp32, fp16 or bf16")->check(CLI::IsMember({"fp32", "fp16", "bf16"}));
+  cmd->add_flag("--causal", options->causal, "mask keys after the query (TFLOP/s then count half the FLOPs)");
+  cmd->add_option("--csv", options->csv, "the results, one row per kernel and N")->required();
+  cmd->add_option("--png", options->png, "runtime against N, log-log, one line per kernel");
+  cmd->add_option("--repeats", options->repeats, "timed runs per point, the median reported (at least 20)");
+  cmd->add_option("--warmup", options->warmup, "untimed runs before them");
+  cmd->add_option("--seed", options->seed, "inputs' seed (each point gets seed + its index)");
+  cmd->add_option("--options", options->options, "variant options bits (AttentionArgs::options), for tuning")
+      ->group("");  // hidden from --help: the registered variants are what is reported
+  commands.push_back({cmd, [options] { return RunBench(*options); }});
+}
+
+}  // namespace flashviz

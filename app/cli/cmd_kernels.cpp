@@ -1,0 +1,61 @@
+// flashviz kernels: the registry of CUDA variants (kernels/cuda/registry_rows.inc), one row each, in the order of
+// the progression, and whether they can run here. Works in a build without CUDA (the catalogue is plain C++).
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "app/cli/commands.h"
+#include "kernels/common/format.h"
+#include "kernels/cuda/registry.h"
+#ifdef FLASHVIZ_HAVE_CUDA
+#include "kernels/cuda/harness.h"
+#endif
+
+namespace flashviz {
+namespace {
+
+struct KernelsOptions {
+  bool brief = false;
+};
+
+// Where the kernels would run, or why they cannot.
+std::string RuntimeLine() {
+#ifdef FLASHVIZ_HAVE_CUDA
+  if (auto reason = cuda::CudaUnavailableReason()) return *reason;
+  return "device: " + cuda::DeviceDescription();
+#else
+  return "built without CUDA: the kernels are listed but cannot run in this build";
+#endif
+}
+
+int RunKernels(const KernelsOptions& o) {
+  const auto catalogue = cuda::Catalogue();
+  std::printf("%zu CUDA variants (kernels/cuda/registry_rows.inc); %s\n\n", catalogue.size(), RuntimeLine().c_str());
+  std::printf(" #  %-12s %-16s %-14s %s\n", "id", "dtypes", "d", "tiles");
+  int index = 0;
+  for (const cuda::VariantInfo& v : catalogue)
+    std::printf("%2d  %-12s %-16s %-14s %s\n", ++index, v.id, cuda::DTypesText(v.dtypes).c_str(),
+                cuda::HeadDimsText(v).c_str(), v.tiles);
+  if (o.brief) return 0;
+  for (const cuda::VariantInfo& v : catalogue) {
+    std::printf("\n%s — %s\n", v.id, v.name);
+    std::printf("  changes:   %s\n", v.changes);
+    std::printf("  teaches:   %s\n", v.teaches);
+    std::printf("  mirrors:   %s\n", v.mirrors);
+    std::printf("  launch:    %s\n", v.launch);
+    std::printf("  workspace: %s\n", v.workspace);
+  }
+  return 0;
+}
+
+}  // namespace
+
+void AddKernelsCommand(CLI::App& app, CommandList& commands) {
+  auto options = std::make_shared<KernelsOptions>();
+  CLI::App* cmd = app.add_subcommand("kernels", "List the CUDA kernel variants (the registry) and whether they can run");
+  cmd->add_flag("--brief", options->brief, "the table only, without each variant's description");
+  commands.push_back({cmd, [options] { return RunKernels(*options); }});
+}
+
+}  // namespace flashviz
