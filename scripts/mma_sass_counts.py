@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
 """Counts the instructions that matter in each kernel of `cuobjdump --dump-sass` output (issue 8's check):
-HMMA (mma.sync), LDSM (ldmatrix), LDGSTS (cp.async), HGMMA (wgmma), MUFU.EX2, and LDL/STL (local memory = spills).
+HMMA (mma.sync), LDSM (ldmatrix), LDGSTS (cp.async), HGMMA (wgmma), UTMALDG (TMA tensor loads), SYNCS (mbarrier
+operations), MUFU.EX2, BAR.SYNC, and LDL/STL (local memory = spills).
 
   cuobjdump --dump-sass BINARY | python3 scripts/mma_sass_counts.py [--filter Flash2Mma]
 """
 import re
 import sys
 
-OPCODES = ["HMMA", "LDSM", "LDGSTS", "HGMMA", "MUFU.EX2", "BAR.SYNC", "LDL", "STL"]
+OPCODES = ["HMMA", "LDSM", "LDGSTS", "HGMMA", "UTMALDG", "SYNCS", "MUFU.EX2", "BAR.SYNC", "LDL", "STL"]
 
 
 def main():

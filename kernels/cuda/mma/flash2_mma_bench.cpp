@@ -1,9 +1,11 @@
-// flash2_mma_bench: the standalone driver for iterating on kernels/cuda/mma (issue 8). It validates, then times.
+// flash2_mma_bench: the standalone driver for iterating on kernels/cuda/mma (issue 8): flash2_mma and
+// flash3_wgmma. It validates, then times.
 //
-//   flash2_mma_bench time [--n 1024,2048,...] [--d 64,128] [--dtype fp16,bf16] [--causal 0,1] [--options 0,8,...]
-//                         [--reps 20] [--csv FILE]
-//   flash2_mma_bench sanitize [OPTIONS-LIST]   one small checked launch per options word (default: all 16), dtype,
-//                                              d and causal flag: what compute-sanitizer runs over
+//   flash2_mma_bench time [--kernel flash2_mma,flash3_wgmma] [--n 1024,2048,...] [--d 64,128] [--dtype fp16,bf16]
+//                         [--causal 0,1] [--options 0,8,...] [--reps 20] [--csv FILE]
+//   flash2_mma_bench sanitize [--kernel K] [OPTIONS-LIST]   one small checked launch per options word (default:
+//                                              every flash2_mma kernel; flash3_wgmma: 0 and 1), dtype, d and causal
+//                                              flag: what compute-sanitizer runs over
 //
 // Timing (DESIGN.md principle 5): B·H fills the chip as in /work/shared/PEERS.md (1024 at N ≤ 2048, 256 at 4096,
 // 64 at 8192, 16 at 16384; H = 16), fresh N(0, 1) inputs per shape, two input sets used in turn (each set is
@@ -24,6 +26,7 @@
 
 #include "kernels/common/format.h"
 #include "kernels/cuda/mma/flash2_mma.h"
+#include "kernels/cuda/mma/flash3_wgmma.h"
 #include "kernels/cuda/mma/mma_check.h"
 
 namespace {
@@ -42,6 +45,20 @@ std::vector<int> ParseList(const std::string& text) {
     start = comma + 1;
   }
   return values;
+}
+
+// The kernels this driver runs: a launch function and the name of an options word.
+struct Kernel {
+  const char* name;
+  cudaError_t (*launch)(const AttentionArgs&);
+  std::string (*options_name)(unsigned);
+};
+const Kernel kKernels[] = {{"flash2_mma", &LaunchFlash2Mma, &Flash2MmaOptionsName},
+                           {"flash3_wgmma", &LaunchFlash3Wgmma, &Flash3WgmmaOptionsName}};
+const Kernel* FindKernel(const std::string& name) {
+  for (const Kernel& kernel : kKernels)
+    if (name == kernel.name) return &kernel;
+  return nullptr;
 }
 
 int BatchHeadsFor(int n) { return n <= 2048 ? 1024 : n <= 4096 ? 256 : n <= 8192 ? 64 : 16; }
@@ -63,10 +80,12 @@ struct Buffers {
 };
 
 // Validates args (which point at one input set) on sampled rows; prints and returns false on a mismatch.
-bool Validate(const AttentionArgs& args, const std::string& label) {
+// On a mismatch the error is also given per 64-column block of d and per 64-row block of the sampled rows (which
+// shared-memory block or which consumer warpgroup went wrong, for flash3_wgmma).
+bool Validate(const Kernel& kernel, const AttentionArgs& args, const std::string& label) {
   const int n = args.shape.n, heads = args.shape.batch * args.shape.heads;
   CHECK_CUDA(mma_check::Poison(args.o, static_cast<std::size_t>(heads) * n * args.shape.d, args.dtype, args.stream));
-  CHECK_CUDA(LaunchFlash2Mma(args));
+  CHECK_CUDA(kernel.launch(args));
   std::uint64_t non_finite = 0;
   CHECK_CUDA(mma_check::CountNonFinite(args.o, static_cast<std::size_t>(heads) * n * args.shape.d, args.dtype,
                                        args.stream, &non_finite));
@@ -89,6 +108,9 @@ bool Validate(const AttentionArgs& args, const std::string& label) {
       std::printf("FAIL %s: head %d rows %d..%d relative error %.3g (tolerance %.1g), %zu non-finite\n",
                   label.c_str(), sample[0], sample[1], sample[1] + rows - 1, c.relative_error,
                   mma_check::Tolerance(args.dtype), c.non_finite);
+      for (const auto& block : mma_check::BlockErrors(args, sample[0], sample[1], sample[1] + rows))
+        std::printf("     rows %d..%d cols %d..%d: relative error %.3g\n", block.row_begin, block.row_end - 1,
+                    block.col_begin, block.col_end - 1, block.relative_error);
       return false;
     }
   }
@@ -98,6 +120,7 @@ bool Validate(const AttentionArgs& args, const std::string& label) {
 
 int Time(int argc, char** argv) {
   std::vector<int> ns = {1024, 2048, 4096, 8192, 16384}, ds = {64, 128}, causals = {0, 1}, options = {0};
+  std::vector<const Kernel*> kernels = {&kKernels[0]};
   std::vector<DType> dtypes = {DType::kFp16, DType::kBf16};
   int reps = 20;
   std::string csv_path;
@@ -114,6 +137,22 @@ int Time(int argc, char** argv) {
     else if (flag == "--options") options = ParseList(value);
     else if (flag == "--reps") reps = std::max(1, std::atoi(value.c_str()));
     else if (flag == "--csv") csv_path = value;
+    else if (flag == "--kernel") {
+      kernels.clear();
+      std::size_t start = 0;
+      while (start <= value.size()) {
+        const std::size_t comma = value.find(',', start);
+        const std::string name = value.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+        const Kernel* kernel = FindKernel(name);
+        if (!kernel) {
+          std::fprintf(stderr, "flash2_mma_bench: unknown kernel %s (flash2_mma, flash3_wgmma)\n", name.c_str());
+          return 2;
+        }
+        kernels.push_back(kernel);
+        if (comma == std::string::npos) break;
+        start = comma + 1;
+      }
+    }
     else if (flag == "--dtype") {
       dtypes.clear();
       if (value.find("fp16") != std::string::npos) dtypes.push_back(DType::kFp16);
@@ -164,6 +203,7 @@ int Time(int argc, char** argv) {
             CHECK_CUDA(mma_check::FillNormal(buffers.k[set], elements, dtype, seed + 6 * set + 2, nullptr));
             CHECK_CUDA(mma_check::FillNormal(buffers.v[set], elements, dtype, seed + 6 * set + 3, nullptr));
           }
+          for (const Kernel* kernel : kernels)
           for (int option : options) {
             AttentionArgs args;
             args.shape = AttentionShape{batch_heads / 16, 16, n, d, 1.0f / std::sqrt(static_cast<float>(d)),
@@ -176,23 +216,24 @@ int Time(int argc, char** argv) {
               args.k = buffers.k[set];
               args.v = buffers.v[set];
             };
-            const std::string label =
-                Sprintf("flash2_mma[%s] %s d=%d N=%d B*H=%d %s", Flash2MmaOptionsName(args.options).c_str(),
-                        mma_check::DTypeName(dtype), d, n, batch_heads, causal ? "causal" : "full");
+            const std::string options_name = kernel->options_name(args.options);
+            const std::string label = Sprintf("%s[%s] %s d=%d N=%d B*H=%d %s", kernel->name, options_name.c_str(),
+                                              mma_check::DTypeName(dtype), d, n, batch_heads,
+                                              causal ? "causal" : "full");
             use_set(0);
-            const bool valid = Validate(args, label);
+            const bool valid = Validate(*kernel, args, label);
             if (!valid) {
               ++failures;
               continue;
             }
             for (int w = 0; w < 3; ++w) {
               use_set(w & 1);
-              CHECK_CUDA(LaunchFlash2Mma(args));
+              CHECK_CUDA(kernel->launch(args));
             }
             for (int r = 0; r < reps; ++r) {
               use_set(r & 1);
               CHECK_CUDA(cudaEventRecord(start[r]));
-              CHECK_CUDA(LaunchFlash2Mma(args));
+              CHECK_CUDA(kernel->launch(args));
               CHECK_CUDA(cudaEventRecord(stop[r]));
             }
             CHECK_CUDA(cudaDeviceSynchronize());
@@ -205,9 +246,9 @@ int Time(int argc, char** argv) {
             std::printf("time %s: median %.3f ms (min %.3f), %.1f TFLOP/s\n", label.c_str(), median_ms, times[0],
                         tflops);
             if (csv)
-              std::fprintf(csv, "flash2_mma,%s,%s,%d,%d,%d,%d,%.5f,%.5f,%.2f,1\n",
-                           Flash2MmaOptionsName(args.options).c_str(), mma_check::DTypeName(dtype), d, n,
-                           batch_heads, causal, median_ms, times[0], tflops);
+              std::fprintf(csv, "%s,%s,%s,%d,%d,%d,%d,%.5f,%.5f,%.2f,1\n", kernel->name, options_name.c_str(),
+                           mma_check::DTypeName(dtype), d, n, batch_heads, causal, median_ms, times[0], tflops);
+            if (csv) std::fflush(csv);  // a later shape that hangs (and is killed) keeps the rows before it
           }
         }
   if (csv) std::fclose(csv);
@@ -216,7 +257,7 @@ int Time(int argc, char** argv) {
 
 // One small launch per options combination, dtype, d and causal flag: what compute-sanitizer's memcheck and
 // racecheck run over (N = 200: an edge K/V tile and an edge Q tile; B·H = 2).
-int Sanitize(const std::vector<int>& option_list) {
+int Sanitize(const Kernel& kernel, const std::vector<int>& option_list) {
   const int n = 200, batch_heads = 2;
   int failures = 0;
   for (int d : {64, 128}) {
@@ -241,9 +282,10 @@ int Sanitize(const std::vector<int>& option_list) {
           args.v = v;
           args.o = o;
           args.options = options;
-          const std::string label = Sprintf("sanitize[%s] %s d=%d causal=%d", Flash2MmaOptionsName(options).c_str(),
-                                            mma_check::DTypeName(dtype), d, causal);
-          if (!Validate(args, label)) ++failures;
+          const std::string label = Sprintf("sanitize %s[%s] %s d=%d causal=%d", kernel.name,
+                                            kernel.options_name(options).c_str(), mma_check::DTypeName(dtype), d,
+                                            causal);
+          if (!Validate(kernel, args, label)) ++failures;
         }
     }
     for (void* pointer : {q, k, v, o}) CHECK_CUDA(cudaFree(pointer));
@@ -258,13 +300,25 @@ int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "";
   if (mode == "time") return Time(argc, argv);
   if (mode == "sanitize") {
+    int next = 2;
+    const Kernel* kernel = &kKernels[0];
+    if (argc > 3 && std::string(argv[2]) == "--kernel") {
+      kernel = FindKernel(argv[3]);
+      if (!kernel) {
+        std::fprintf(stderr, "flash2_mma_bench: unknown kernel %s (flash2_mma, flash3_wgmma)\n", argv[3]);
+        return 2;
+      }
+      next = 4;
+    }
     std::vector<int> options;
-    if (argc > 2) options = ParseList(argv[2]);
+    if (argc > next) options = ParseList(argv[next]);
+    else if (kernel == &kKernels[0])
+      for (unsigned o = 0; o <= kFlash2MmaKernelOptions; ++o) options.push_back(static_cast<int>(o));
     else
-      for (unsigned o = 0; o <= kFlash2MmaAllOptions; ++o) options.push_back(static_cast<int>(o));
-    return Sanitize(options);
+      options = {0, static_cast<int>(kFlash3WgmmaOtherGrid), static_cast<int>(kFlash3WgmmaSerialSoftmax)};
+    return Sanitize(*kernel, options);
   }
-  std::fprintf(stderr, "usage: flash2_mma_bench time [--n LIST --d LIST --dtype LIST --causal LIST --options LIST "
-                       "--reps R --csv FILE] | sanitize [OPTIONS-LIST]\n");
+  std::fprintf(stderr, "usage: flash2_mma_bench time [--kernel LIST --n LIST --d LIST --dtype LIST --causal LIST "
+                       "--options LIST --reps R --csv FILE] | sanitize [--kernel K] [OPTIONS-LIST]\n");
   return 2;
 }

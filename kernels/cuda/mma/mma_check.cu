@@ -4,6 +4,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -105,8 +106,17 @@ float Bf16BitsToFloat(std::uint16_t bits) {
 
 double Tolerance(DType dtype) { return dtype == DType::kFp16 ? 2e-3 : dtype == DType::kBf16 ? 1e-2 : 1e-4; }
 
-RowComparison CompareRows(const AttentionArgs& args, int head, int row_begin, int row_end) {
-  RowComparison result;
+namespace {
+
+// The device output of rows [row_begin, row_end) of one head and the float64 reference for them, row-major.
+struct OutputAndReference {
+  std::vector<float> output;
+  std::vector<double> reference;
+  std::string error;
+};
+
+OutputAndReference LoadOutputAndReference(const AttentionArgs& args, int head, int row_begin, int row_end) {
+  OutputAndReference result;
   const int n = args.shape.n, d = args.shape.d;
   const std::size_t element = ElementBytes(args.dtype);
   const std::size_t head_elements = static_cast<std::size_t>(n) * d;
@@ -138,10 +148,25 @@ RowComparison CompareRows(const AttentionArgs& args, int head, int row_begin, in
     }
     return values;
   };
-  const std::vector<float> qf = to_float(q), kf = to_float(k), vf = to_float(v), of = to_float(o);
-  std::vector<double> reference(rows * d);
+  const std::vector<float> qf = to_float(q), kf = to_float(k), vf = to_float(v);
+  result.output = to_float(o);
+  result.reference.resize(rows * d);
   ReferenceAttentionRows(qf.data(), kf.data(), vf.data(), n, d, args.shape.scale, args.shape.causal, row_begin,
-                         row_end, reference.data());
+                         row_end, result.reference.data());
+  return result;
+}
+
+}  // namespace
+
+RowComparison CompareRows(const AttentionArgs& args, int head, int row_begin, int row_end) {
+  RowComparison result;
+  const OutputAndReference loaded = LoadOutputAndReference(args, head, row_begin, row_end);
+  if (!loaded.error.empty()) {
+    result.error = loaded.error;
+    return result;
+  }
+  const std::vector<float>& of = loaded.output;
+  const std::vector<double>& reference = loaded.reference;
   double error_squared = 0, reference_squared = 0;
   for (std::size_t i = 0; i < reference.size(); ++i) {
     if (!std::isfinite(of[i])) {
@@ -156,6 +181,28 @@ RowComparison CompareRows(const AttentionArgs& args, int head, int row_begin, in
   result.compared = reference.size();
   result.relative_error = reference_squared > 0 ? std::sqrt(error_squared / reference_squared) : std::sqrt(error_squared);
   return result;
+}
+
+std::vector<BlockError> BlockErrors(const AttentionArgs& args, int head, int row_begin, int row_end) {
+  std::vector<BlockError> blocks;
+  const OutputAndReference loaded = LoadOutputAndReference(args, head, row_begin, row_end);
+  if (!loaded.error.empty()) return blocks;
+  const int d = args.shape.d;
+  for (int r0 = row_begin; r0 < row_end; r0 += 64)
+    for (int c0 = 0; c0 < d; c0 += 64) {
+      BlockError block{r0, std::min(row_end, r0 + 64), c0, std::min(d, c0 + 64), 0};
+      double error_squared = 0, reference_squared = 0;
+      for (int r = block.row_begin; r < block.row_end; ++r)
+        for (int c = block.col_begin; c < block.col_end; ++c) {
+          const std::size_t i = static_cast<std::size_t>(r - row_begin) * d + c;
+          const double difference = std::isfinite(loaded.output[i]) ? loaded.output[i] - loaded.reference[i] : 1e30;
+          error_squared += difference * difference;
+          reference_squared += loaded.reference[i] * loaded.reference[i];
+        }
+      block.relative_error = reference_squared > 0 ? std::sqrt(error_squared / reference_squared) : std::sqrt(error_squared);
+      blocks.push_back(block);
+    }
+  return blocks;
 }
 
 }  // namespace flashviz::cuda::mma_check

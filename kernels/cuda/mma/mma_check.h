@@ -40,6 +40,13 @@ struct RowComparison {
 // in float64 from the same (rounded) device inputs. The device buffers have shape (B·H, N, d).
 RowComparison CompareRows(const AttentionArgs& args, int head, int row_begin, int row_end);
 
+// The relative error of the same rows per block of 64 rows × 64 columns (which part of a tile went wrong).
+struct BlockError {
+  int row_begin, row_end, col_begin, col_end;
+  double relative_error;
+};
+std::vector<BlockError> BlockErrors(const AttentionArgs& args, int head, int row_begin, int row_end);
+
 // Relative-error bound for dtype: the kernel rounds P̃ and O to 16 bits (fp16: 2⁻¹¹, bf16: 2⁻⁸ relative per
 // element) and accumulates in fp32; measured errors sit several times below these.
 double Tolerance(DType dtype);

@@ -1,0 +1,39 @@
+// flash3_wgmma: FlashAttention's forward pass the Hopper way (FlashAttention-3's structure): wgmma from shared
+// memory, TMA copies completing on mbarriers, a producer warpgroup and two consumer warpgroups. fp16/bf16 in,
+// fp32 accumulation; sm_90a only. kernels/cuda/mma/flash3_wgmma.cu says what it changes versus flash2_mma and
+// what it measured; this header is what the registry, `flashviz bench`, the tests and the timing driver call.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+
+#include "kernels/cuda/attention_launch.h"
+
+namespace flashviz::cuda {
+
+// AttentionArgs::options bits. As for flash2_mma, each flips one choice of the shipped kernel (0), so its gain
+// is measured on the same code: 8 kernels in all (2 dtypes × 2 d × the one compile-time bit).
+enum Flash3WgmmaOption : unsigned {
+  // The other grid than the default for the causal flag (as flash2_mma's kFlash2MmaOtherGrid): default
+  // persistent without the causal mask (one block per multiprocessor, each taking every gridDim.x-th (head,
+  // Q tile) pair, the producer loading the next pair's Q and K/V while the consumers finish the last one), one
+  // block per Q tile with it.
+  kFlash3WgmmaOtherGrid = 1u << 0,
+  // Inside each consumer warpgroup, S_j, its softmax and P̃_j V_j one after the other, instead of the default
+  // intra-warpgroup overlap (S_j issued together with P̃_{j−1} V_{j−1}, the softmax of tile j running while the
+  // tensor cores finish that product; FlashAttention-3's Algorithm 2). A kernel of its own.
+  kFlash3WgmmaSerialSoftmax = 1u << 1,
+};
+inline constexpr unsigned kFlash3WgmmaAllOptions = kFlash3WgmmaOtherGrid | kFlash3WgmmaSerialSoftmax;
+
+std::string Flash3WgmmaOptionsName(unsigned options);
+
+// The three functions of attention_launch.h. Launch returns cudaErrorInvalidValue for bad options bits, a shape
+// NotApplicable rejects, or device pointers not 16-byte aligned (TMA needs it); cudaErrorInvalidDevice where
+// the GPU is not a Hopper (compute capability 9.0).
+cudaError_t LaunchFlash3Wgmma(const AttentionArgs& args);
+std::optional<std::string> Flash3WgmmaNotApplicable(const AttentionShape& shape, DType dtype);
+std::size_t Flash3WgmmaWorkspaceBytes(const AttentionShape& shape, DType dtype);
+
+}  // namespace flashviz::cuda

@@ -1,0 +1,190 @@
+// flash3_wgmma against the float64 reference: random and edge shapes (N < 128, N not a multiple of B_r = B_c =
+// 128, several heads), fp16 and bf16, d = 64 and 128, causal and not, both grids (one block per Q tile, and the
+// persistent grid with more (head, Q tile) pairs than blocks), both consumer schedules (softmax overlapped with
+// P̃V, and serial); plus the "not applicable" answers. Every input is
+// fresh N(0, 1) noise from a seed printed on failure; the output is poisoned with NaN first, so an element the
+// kernel never wrote fails. Tolerances as flash2_mma's (mma_check::Tolerance). Needs a Hopper GPU (label gpu):
+// SKIPPED without a GPU, and on a GPU of another generation, with the reason.
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "kernels/cuda/mma/flash3_wgmma.h"
+#include "kernels/cuda/mma/mma_check.h"
+
+namespace flashviz::cuda {
+namespace {
+
+// Empty when this machine can run the kernel, else why not.
+std::string WhyNoHopper() {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) return "no CUDA device";
+  const auto reason = Flash3WgmmaNotApplicable(AttentionShape{1, 1, 128, 64, 0.125f, false}, DType::kFp16);
+  return reason.value_or("");
+}
+
+std::uint64_t FreshSeed() {
+  static std::random_device entropy;
+  return (static_cast<std::uint64_t>(entropy()) << 32) ^ entropy();
+}
+
+struct DeviceProblem {
+  AttentionArgs args;
+  std::size_t elements = 0;
+  DeviceProblem(const AttentionShape& shape, DType dtype, unsigned options) {
+    args.shape = shape;
+    args.dtype = dtype;
+    args.options = options;
+    elements = static_cast<std::size_t>(shape.batch) * shape.heads * shape.n * shape.d;
+    void** buffers[] = {const_cast<void**>(&args.q), const_cast<void**>(&args.k), const_cast<void**>(&args.v),
+                        &args.o};
+    for (void** buffer : buffers) EXPECT_EQ(cudaMalloc(buffer, elements * 2), cudaSuccess);
+  }
+  ~DeviceProblem() {
+    for (const void* buffer : {args.q, args.k, args.v, static_cast<const void*>(args.o)})
+      cudaFree(const_cast<void*>(buffer));
+  }
+  void Fill(std::uint64_t seed) {
+    ASSERT_EQ(mma_check::FillNormal(const_cast<void*>(args.q), elements, args.dtype, seed + 1, nullptr), cudaSuccess);
+    ASSERT_EQ(mma_check::FillNormal(const_cast<void*>(args.k), elements, args.dtype, seed + 2, nullptr), cudaSuccess);
+    ASSERT_EQ(mma_check::FillNormal(const_cast<void*>(args.v), elements, args.dtype, seed + 3, nullptr), cudaSuccess);
+  }
+  // Poison O, run, check every element was written and the chosen heads (all when empty) match the reference.
+  void RunAndCheck(const std::string& what, std::vector<int> heads = {}) {
+    ASSERT_EQ(mma_check::Poison(args.o, elements, args.dtype, nullptr), cudaSuccess);
+    ASSERT_EQ(LaunchFlash3Wgmma(args), cudaSuccess) << what;
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess) << what;
+    std::uint64_t non_finite = 0;
+    ASSERT_EQ(mma_check::CountNonFinite(args.o, elements, args.dtype, nullptr, &non_finite), cudaSuccess) << what;
+    ASSERT_EQ(non_finite, 0u) << what << ": output elements left NaN/inf";
+    if (heads.empty())
+      for (int head = 0; head < args.shape.batch * args.shape.heads; ++head) heads.push_back(head);
+    for (int head : heads) {
+      const mma_check::RowComparison c = mma_check::CompareRows(args, head, 0, args.shape.n);
+      ASSERT_TRUE(c.error.empty()) << c.error;
+      EXPECT_EQ(c.non_finite, 0u) << what;
+      EXPECT_LE(c.relative_error, mma_check::Tolerance(args.dtype))
+          << what << " head " << head << " (max abs error " << c.max_abs_error << ")";
+    }
+  }
+};
+
+using Case = std::tuple<DType, int /*d*/, bool /*causal*/, unsigned /*options*/>;
+
+class Flash3WgmmaMatchesReference : public ::testing::TestWithParam<Case> {};
+
+TEST_P(Flash3WgmmaMatchesReference, RandomAndEdgeShapes) {
+  if (const std::string why = WhyNoHopper(); !why.empty()) GTEST_SKIP() << why;
+  const auto [dtype, d, causal, options] = GetParam();
+  // (batch, heads, N): one row; less than one tile; one exact tile; one past it; N not a multiple of 128 with
+  // several heads (the zero fill of rows past N must stay inside each head); several full tiles.
+  const int shapes[][3] = {{1, 1, 1}, {1, 1, 37}, {1, 2, 128}, {2, 1, 129}, {1, 3, 200}, {2, 2, 383}, {1, 2, 1024}};
+  for (const auto& s : shapes) {
+    const AttentionShape shape{s[0], s[1], s[2], d, 1.0f / std::sqrt(static_cast<float>(d)), causal};
+    DeviceProblem problem(shape, dtype, options);
+    const std::uint64_t seed = FreshSeed();
+    problem.Fill(seed);
+    problem.RunAndCheck(std::to_string(s[0]) + "x" + std::to_string(s[1]) + " N=" + std::to_string(s[2]) +
+                        " seed=" + std::to_string(seed));
+  }
+}
+
+std::string CaseName(const ::testing::TestParamInfo<Case>& info) {
+  const auto [dtype, d, causal, options] = info.param;
+  std::string name = std::string(mma_check::DTypeName(dtype)) + "_d" + std::to_string(d) +
+                     (causal ? "_causal_" : "_full_") + Flash3WgmmaOptionsName(options);
+  for (char& ch : name)
+    if (ch == '-' || ch == '+') ch = '_';
+  return name;
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryVariant, Flash3WgmmaMatchesReference,
+                         ::testing::Combine(::testing::Values(DType::kFp16, DType::kBf16), ::testing::Values(64, 128),
+                                            ::testing::Bool(),
+                                            ::testing::Values(0u, unsigned{kFlash3WgmmaOtherGrid},
+                                                              unsigned{kFlash3WgmmaSerialSoftmax},
+                                                              unsigned{kFlash3WgmmaAllOptions})),
+                         CaseName);
+
+// More (head, Q tile) pairs than the persistent grid has blocks (one per multiprocessor): every block walks
+// many pairs, the producer loading the next pair's Q and K/V while the consumers finish the last one, and the
+// K/V ring's phases wrap many times. Sampled heads against the reference; every element checked written.
+TEST(Flash3Wgmma, PersistentGridWalksManyTiles) {
+  if (const std::string why = WhyNoHopper(); !why.empty()) GTEST_SKIP() << why;
+  for (DType dtype : {DType::kFp16, DType::kBf16})
+    for (int d : {64, 128})
+      for (bool causal : {false, true})
+        for (unsigned options : {0u, unsigned{kFlash3WgmmaOtherGrid}, unsigned{kFlash3WgmmaSerialSoftmax}}) {
+          DeviceProblem problem(AttentionShape{4, 100, 300, d, 1.0f / std::sqrt(static_cast<float>(d)), causal},
+                                dtype, options);
+          const std::uint64_t seed = FreshSeed();
+          problem.Fill(seed);
+          problem.RunAndCheck(Flash3WgmmaOptionsName(options) + " " + mma_check::DTypeName(dtype) + " d=" +
+                                  std::to_string(d) + (causal ? " causal" : " full") + " seed=" + std::to_string(seed),
+                              {0, 1, 43, 44, 131, 132, 133, 250, 399});
+        }
+}
+
+// A longer sequence with a non-default scale (the running max really moves) and several heads.
+TEST(Flash3Wgmma, LongSequenceSeveralHeads) {
+  if (const std::string why = WhyNoHopper(); !why.empty()) GTEST_SKIP() << why;
+  for (DType dtype : {DType::kFp16, DType::kBf16})
+    for (int d : {64, 128})
+      for (bool causal : {false, true}) {
+        DeviceProblem problem(AttentionShape{1, 2, 1500, d, 0.3f, causal}, dtype, 0);
+        const std::uint64_t seed = FreshSeed();
+        problem.Fill(seed);
+        problem.RunAndCheck("N=1500 d=" + std::to_string(d) + " seed=" + std::to_string(seed));
+      }
+}
+
+// The same inputs twice give the same bits: a race between the producer and the consumers (a stage reused
+// before it was released, a phase read wrong) would show up as a moving result.
+TEST(Flash3Wgmma, RepeatableBitForBit) {
+  if (const std::string why = WhyNoHopper(); !why.empty()) GTEST_SKIP() << why;
+  DeviceProblem problem(AttentionShape{2, 200, 777, 128, 0.125f, false}, DType::kBf16, 0);
+  problem.Fill(FreshSeed());
+  std::vector<std::uint16_t> first(problem.elements), second(problem.elements);
+  ASSERT_EQ(LaunchFlash3Wgmma(problem.args), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(first.data(), problem.args.o, problem.elements * 2, cudaMemcpyDeviceToHost), cudaSuccess);
+  ASSERT_EQ(mma_check::Poison(problem.args.o, problem.elements, DType::kBf16, nullptr), cudaSuccess);
+  ASSERT_EQ(LaunchFlash3Wgmma(problem.args), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(second.data(), problem.args.o, problem.elements * 2, cudaMemcpyDeviceToHost), cudaSuccess);
+  EXPECT_EQ(first, second);
+}
+
+// Shapes and dtypes it cannot run get a reason; bad options bits and pointers are refused before any launch.
+// These need no GPU where the shape itself is refused.
+TEST(Flash3Wgmma, SaysWhyItDoesNotApply) {
+  const AttentionShape good{1, 1, 256, 64, 0.125f, false};
+  EXPECT_NE(Flash3WgmmaNotApplicable(good, DType::kFp32).value_or("").find("fp32"), std::string::npos);
+  AttentionShape d96 = good;
+  d96.d = 96;
+  EXPECT_NE(Flash3WgmmaNotApplicable(d96, DType::kFp16).value_or("").find("d = 96"), std::string::npos);
+  AttentionShape negative_scale = good;
+  negative_scale.scale = -1.0f;
+  EXPECT_TRUE(Flash3WgmmaNotApplicable(negative_scale, DType::kFp16).has_value());
+  AttentionShape empty = good;
+  empty.n = 0;
+  EXPECT_TRUE(Flash3WgmmaNotApplicable(empty, DType::kBf16).has_value());
+  EXPECT_EQ(Flash3WgmmaWorkspaceBytes(good, DType::kFp16), 0u);
+  AttentionArgs args;
+  args.shape = good;
+  args.dtype = DType::kFp16;
+  args.options = 1u << 3;
+  EXPECT_EQ(LaunchFlash3Wgmma(args), cudaErrorInvalidValue);  // unknown bit: refused before any pointer is touched
+  args.options = 0;
+  EXPECT_EQ(LaunchFlash3Wgmma(args), cudaErrorInvalidValue);  // null tensors
+  EXPECT_EQ(Flash3WgmmaOptionsName(0), "default");
+  EXPECT_EQ(Flash3WgmmaOptionsName(kFlash3WgmmaOtherGrid), "other-grid");
+  EXPECT_EQ(Flash3WgmmaOptionsName(kFlash3WgmmaAllOptions), "other-grid+serial-softmax");
+  EXPECT_EQ(Flash3WgmmaOptionsName(kFlash3WgmmaOtherGrid | 4u), "other-grid+unknown-0x4");
+}
+
+}  // namespace
+}  // namespace flashviz::cuda
