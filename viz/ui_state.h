@@ -11,6 +11,7 @@
 
 #include "kernels/cpu/problem.h"
 #include "viz/heatmap.h"
+#include "viz/panels/benchmark_panel.h"
 #include "viz/panels/vortex_panel.h"
 #include "viz/theme.h"
 
@@ -78,6 +79,7 @@ struct UiState {
   std::string focus_tab;                                // request: select this tab on the next frame
   bool show_shortcuts = false;                          // the keyboard shortcut window
   VortexPanelState vortex;                              // the Vortex panel (viz/panels/vortex_panel.h)
+  BenchmarkPanelState benchmark;                        // the benchmark panel (viz/panels/benchmark_panel.h)
 
   // --- appearance ---------------------------------------------------------------------------------------
   Theme theme = Theme::kDark;

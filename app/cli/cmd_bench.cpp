@@ -1,8 +1,11 @@
 // flashviz bench [--kernels all|ID,...] [--n LIST] [--d D] [--batch B --heads H] [--dtype fp16|bf16|fp32]
-//                [--causal] --csv F [--png F] [--repeats R] [--warmup W] [--seed S]
+//                [--causal] --csv F [--png F [--peers CSV]] [--repeats R] [--warmup W] [--seed S]
+// flashviz bench --replot CSV[,CSV...] --png F
 // A sweep of the registry's CUDA variants over sequence lengths: each point validated against the float64
 // reference, then timed (kernels/cuda/harness.h); progress on stderr, a summary table on stdout, every point a
-// CSV row (kernels/cuda/bench_results.h). Without a usable GPU it says why and exits 1.
+// CSV row (kernels/cuda/bench_results.h); the PNG is the GUI benchmark panel's plot (viz/bench_plot.h), with
+// PyTorch's curves from a scripts/peers.py CSV. Without a usable GPU it says why and exits 1; --replot draws
+// the PNG from CSVs alone (no GPU needed).
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cmath>
@@ -20,6 +23,9 @@
 #ifdef FLASHVIZ_HAVE_CUDA
 #include "kernels/cuda/harness.h"
 #endif
+#ifdef FLASHVIZ_HAVE_VIZ
+#include "viz/bench_plot.h"
+#endif
 
 namespace flashviz {
 namespace {
@@ -32,7 +38,8 @@ struct BenchOptions {
   int heads = 16;
   std::string dtype = "fp32";
   bool causal = false;
-  std::string csv, png;
+  std::string csv, png, peers, replot;
+  CLI::Option* d_option = nullptr;  // --replot keeps only rows of this d when --d is given
   int repeats = 20;
   int warmup = 2;
   std::uint64_t seed = 1;
@@ -73,6 +80,61 @@ cuda::SweepSpec ToSpec(const BenchOptions& o) {
   spec.seed = o.seed;
   spec.variant_options = o.options;
   return spec;
+}
+
+std::vector<cuda::BenchRow> LoadCsvs(const std::string& list) {
+  std::vector<cuda::BenchRow> rows;
+  for (const std::string& path : SplitList(list)) {
+    std::vector<cuda::BenchRow> more = cuda::ParseBenchCsv(ReadWholeFile(path), path);
+    rows.insert(rows.end(), more.begin(), more.end());
+  }
+  return rows;
+}
+
+// --png needs the plot code of viz/ (built with the GUI); say so before any kernel runs.
+void CheckPngPossible(const BenchOptions& o) {
+#ifndef FLASHVIZ_HAVE_VIZ
+  if (!o.png.empty()) throw InputError("--png: this flashviz was built without viz/ (the GUI's plot code draws it)");
+#else
+  (void)o;
+#endif
+}
+
+void WritePlot(const std::vector<cuda::BenchRow>& rows, const std::string& title, const std::string& path) {
+#ifdef FLASHVIZ_HAVE_VIZ
+  BenchPlotOptions options;
+  options.title = title;
+  std::string error;
+  if (!RenderBenchPng(rows, options, path, &error)) throw InputError(error);
+  std::fprintf(stderr, "bench: wrote %s\n", path.c_str());
+#else
+  (void)rows;
+  (void)title;
+  (void)path;
+#endif
+}
+
+int Replot(const BenchOptions& o) {
+  if (o.png.empty()) throw InputError("--replot draws a PNG: give --png FILE");
+  CheckPngPossible(o);
+  std::vector<cuda::BenchRow> rows = LoadCsvs(o.replot);
+  if (!o.peers.empty()) {
+    std::vector<cuda::BenchRow> peers = LoadCsvs(o.peers);
+    rows.insert(rows.end(), peers.begin(), peers.end());
+  }
+  if (o.d_option && o.d_option->count() > 0)
+    std::erase_if(rows, [&](const cuda::BenchRow& row) { return row.d != o.d; });
+  std::string gpus;
+  for (const cuda::BenchRow& row : rows)
+    if (!row.gpu.empty() && gpus.find(row.gpu) == std::string::npos) {
+      if (!gpus.empty()) gpus += ", ";
+      gpus += row.gpu;
+    }
+  std::string title = "Runtime against N";
+  if (o.d_option && o.d_option->count() > 0) title += Sprintf(", d = %d", o.d);
+  if (!gpus.empty()) title += " (" + gpus + ")";
+  WritePlot(rows, title, o.png);
+  return 0;
 }
 
 #ifdef FLASHVIZ_HAVE_CUDA
@@ -127,9 +189,12 @@ void PrintSummary(const std::vector<cuda::BenchRow>& rows) {
 #endif
 
 int RunBench(const BenchOptions& o) {
+  if (!o.replot.empty()) return Replot(o);
+  if (o.csv.empty()) throw InputError("--csv FILE is required (the results, one row per kernel and N)");
   const cuda::SweepSpec spec = ToSpec(o);
   const std::vector<cuda::SweepPoint> points = cuda::SweepPoints(spec);  // every input checked before the GPU
-  if (!o.png.empty()) throw InputError("--png: the plot renderer (viz/) is not part of this build yet");
+  CheckPngPossible(o);
+  const std::vector<cuda::BenchRow> peers = o.peers.empty() ? std::vector<cuda::BenchRow>() : LoadCsvs(o.peers);
 #ifndef FLASHVIZ_HAVE_CUDA
   (void)points;
   throw InputError("bench runs the CUDA kernels: this flashviz was built without CUDA");
@@ -170,6 +235,11 @@ int RunBench(const BenchOptions& o) {
   for (const cuda::BenchRow& row : rows) csv.Write(cuda::BenchCsvLine(row));
   csv.Commit();
   PrintSummary(rows);
+  if (!o.png.empty()) {
+    std::vector<cuda::BenchRow> plotted = rows;
+    plotted.insert(plotted.end(), peers.begin(), peers.end());
+    WritePlot(plotted, "flashviz bench: " + gpu + "; " + cuda::DescribeSweep(spec, points.size()), o.png);
+  }
   return all_good ? 0 : 1;
 #endif
 }
@@ -182,13 +252,15 @@ void AddBenchCommand(CLI::App& app, CommandList& commands) {
       "bench", "Validate and time the CUDA kernels over sequence lengths; write a CSV (and a log-log PNG)");
   cmd->add_option("--kernels", options->kernels, "all, or registry ids separated by commas (see `flashviz kernels`)");
   cmd->add_option("--n", options->n_list, "sequence lengths N, separated by commas");
-  cmd->add_option("--d", options->d, "head dimension d");
+  options->d_option = cmd->add_option("--d", options->d, "head dimension d (with --replot: draw only rows of this d)");
   cmd->add_option("--batch", options->batch, "batch B (default: B·H = min(1024, 2^32/N²), as in PEERS.md)");
   cmd->add_option("--heads", options->heads, "heads H");
   cmd->add_option("--dtype", options->dtype, "fp32, fp16 or bf16")->check(CLI::IsMember({"fp32", "fp16", "bf16"}));
   cmd->add_flag("--causal", options->causal, "mask keys after the query (TFLOP/s then count half the FLOPs)");
-  cmd->add_option("--csv", options->csv, "the results, one row per kernel and N")->required();
-  cmd->add_option("--png", options->png, "runtime against N, log-log, one line per kernel");
+  cmd->add_option("--csv", options->csv, "the results, one row per kernel and N (required unless --replot)");
+  cmd->add_option("--png", options->png, "runtime against N, log-log, one line per kernel (the GUI panel's plot)");
+  cmd->add_option("--peers", options->peers, "CSV(s) of scripts/peers.py to draw beside ours on the PNG (dashed)");
+  cmd->add_option("--replot", options->replot, "CSV(s) to draw on the PNG instead of running anything (no GPU needed)");
   cmd->add_option("--repeats", options->repeats, "timed runs per point, the median reported (at least 20)");
   cmd->add_option("--warmup", options->warmup, "untimed runs before them");
   cmd->add_option("--seed", options->seed, "inputs' seed (each point gets seed + its index)");

@@ -26,6 +26,8 @@ constexpr std::array kPanels = {
             "the scrubber with tile-iteration marks and the narration line"},
   PanelInfo{"vortex",     "Vortex",             PanelSlot::kCentreTab, true, 1.0f, &DrawVortexPanel,
             "the step on the Vortex GPGPU: cores → warps → threads, registers, local memory, the 8×8 tensor unit"},
+  PanelInfo{"benchmark",  "Benchmark",          PanelSlot::kCentreTab, true, 1.0f, &DrawBenchmarkPanel,
+            "the CUDA kernels timed against N (log-log), speedup over naive, PyTorch's backends from a CSV"},
 };
 // clang-format on
 

@@ -14,5 +14,6 @@ void DrawStatisticsPanel(const Model& model, UiState& ui);  // statistics_panel.
 void DrawOutputPanel(const Model& model, UiState& ui);      // output_panel.cpp: O_i against the reference
 void DrawTimelinePanel(const Model& model, UiState& ui);    // timeline_panel.cpp: scrubber and narration
 void DrawVortexPanel(const Model& model, UiState& ui);      // vortex_panel.cpp: the step on the Vortex GPGPU
+void DrawBenchmarkPanel(const Model& model, UiState& ui);   // benchmark_panel.cpp: the CUDA kernels against N
 
 }  // namespace flashviz

@@ -1,0 +1,102 @@
+// The benchmark's plot (viz/bench_plot.h, shared by the GUI panel and `flashviz bench --png`) and the benchmark
+// panel drawn headless, with no GPU needed.
+#include <gtest/gtest.h>
+#include <stb_image.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "tests/viz/headless.h"
+#include "viz/bench_plot.h"
+#include "viz/panels/panels.h"
+
+namespace flashviz {
+namespace {
+
+cuda::BenchRow Row(const std::string& kernel, const std::string& dtype, int n, int d, double ms,
+                   const std::string& status = "ok") {
+  cuda::BenchRow row;
+  row.kernel = kernel;
+  row.dtype = dtype;
+  row.batch = 1;
+  row.heads = 16;
+  row.n = n;
+  row.d = d;
+  row.ms_median = ms;
+  row.tflops = 4.0 * 16 * n * static_cast<double>(n) * d / (ms * 1e-3) * 1e-12;
+  row.status = status;
+  return row;
+}
+
+TEST(BenchPlot, OneSeriesPerKernelSortedByNPeersDashed) {
+  const std::vector<cuda::BenchRow> rows = {
+      Row("flash2_warp", "fp32", 4096, 64, 7.7), Row("flash2_warp", "fp32", 1024, 64, 0.5),
+      Row("naive", "fp32", 1024, 64, 20.6),       Row("torch_math", "fp32", 1024, 64, 0.9),
+      Row("flash2_wmma", "fp32", 1024, 64, NAN, "not applicable: fp32: flash2_wmma runs fp16, bf16 only"),
+  };
+  const PlotSpec spec = BenchPlotSpec(rows, {"t", false});
+  ASSERT_EQ(spec.series.size(), 3u);  // the not-applicable row draws nothing
+  EXPECT_EQ(spec.series[0].label, "flash2_warp");  // one dtype and one d: the kernel names alone
+  EXPECT_EQ(spec.series[0].x, (std::vector<double>{1024, 4096}));
+  EXPECT_EQ(spec.series[0].y, (std::vector<double>{0.5, 7.7}));
+  EXPECT_FALSE(spec.series[0].dashed);
+  EXPECT_TRUE(spec.series[2].dashed);  // torch_math
+  EXPECT_TRUE(spec.x.log && spec.y.log);
+  EXPECT_NE(spec.series[0].color, spec.series[1].color);
+}
+
+TEST(BenchPlot, LabelsSayWhatDiffers) {
+  const std::vector<cuda::BenchRow> rows = {Row("math", "fp32", 1024, 64, 12.8), Row("math", "fp16", 1024, 128, 7.1)};
+  const PlotSpec spec = BenchPlotSpec(rows, {"t", true});
+  ASSERT_EQ(spec.series.size(), 2u);
+  EXPECT_EQ(spec.series[0].label, "math fp32 d=64");
+  EXPECT_EQ(spec.series[1].label, "math fp16 d=128");
+  EXPECT_NE(spec.series[0].color, spec.series[1].color);  // the kernel's hue, in another shade
+  EXPECT_EQ(spec.y.label, "TFLOP/s");
+}
+
+TEST(BenchPlot, RendersAPngWithoutGl) {
+  const std::string path = (std::filesystem::temp_directory_path() / "flashviz_bench_plot_test.png").string();
+  std::string error;
+  const std::vector<cuda::BenchRow> rows = {Row("naive", "fp32", 512, 64, 83.7), Row("naive", "fp32", 1024, 64, 331.7),
+                                            Row("flash2_warp", "fp32", 512, 64, 1.94),
+                                            Row("flash2_warp", "fp32", 1024, 64, 7.55)};
+  ASSERT_TRUE(RenderBenchPng(rows, {"Runtime against N", false}, path, &error, 640, 400)) << error;
+  int w = 0, h = 0, channels = 0;
+  unsigned char* pixels = stbi_load(path.c_str(), &w, &h, &channels, 4);
+  ASSERT_NE(pixels, nullptr);
+  EXPECT_EQ(w, 640);
+  EXPECT_EQ(h, 400);
+  // The first series' colour (230, 75, 60) appears: the line was drawn, not only the axes.
+  int coloured = 0;
+  for (int i = 0; i < w * h; ++i)
+    coloured += std::abs(pixels[4 * i] - 230) < 20 && std::abs(pixels[4 * i + 1] - 75) < 20 && std::abs(pixels[4 * i + 2] - 60) < 20;
+  EXPECT_GT(coloured, 50);
+  stbi_image_free(pixels);
+  std::filesystem::remove(path);
+  EXPECT_FALSE(RenderBenchPng(rows, {}, "/nonexistent-dir/x.png", &error, 64, 64));
+  EXPECT_FALSE(error.empty());
+}
+
+TEST(BenchmarkPanel, DrawsManyFramesWithoutAGpuOrData) {
+  // The panel must draw (and say why sweeps are off) with no device and no CSV; sizes down to nothing.
+  testing::HeadlessImGui imgui(ImVec2(1280, 720));
+  Model model;
+  UiState ui;
+  ui.benchmark.peers_path = "/nonexistent/peers.csv";
+  for (const ImVec2 size : {ImVec2(1200, 700), ImVec2(300, 200), ImVec2(40, 30)})
+    for (int frame = 0; frame < 20; ++frame) {
+      ImGui::NewFrame();
+      ImGui::SetNextWindowSize(size);
+      ImGui::Begin("benchmark");
+      DrawBenchmarkPanel(model, ui);
+      ImGui::End();
+      ImGui::Render();
+    }
+  EXPECT_EQ(ui.benchmark.d, 64);  // drawing alone changes nothing
+}
+
+}  // namespace
+}  // namespace flashviz

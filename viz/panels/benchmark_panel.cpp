@@ -1,0 +1,420 @@
+// The benchmark panel: pick kernels, dtype, d, B·H and the N range; the sweep runs on a background thread
+// (kernels/cuda/harness.h: each point validated against the float64 reference, then timed) while the UI stays
+// responsive, with a progress bar; a live log-log plot of runtime against N (hover for values; the same plot
+// code as `flashviz bench --png`), a speedup-versus-naive table, PyTorch's curves loaded from a CSV
+// (scripts/peers.py), export to CSV and PNG. Without a GPU (or without CUDA in the build) it says why and still
+// loads and plots CSVs.
+//
+// [SECTION] the sweep on a background thread
+// [SECTION] the controls
+// [SECTION] the speedup table
+// [SECTION] the panel
+#include <imgui.h>
+#include <imgui_stdlib.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include "kernels/common/format.h"
+#include "kernels/cpu/problem.h"
+#include "kernels/cuda/bench_results.h"
+#include "kernels/cuda/registry.h"
+#include "viz/bench_plot.h"
+#include "viz/panels/panels.h"
+#include "viz/theme.h"
+#include "viz/widgets.h"
+#ifdef FLASHVIZ_HAVE_CUDA
+#include "kernels/cuda/harness.h"
+#endif
+
+namespace flashviz {
+namespace {
+
+constexpr const char* kDTypeNames[] = {"fp32", "fp16", "bf16"};
+constexpr const char* kProgression[] = {"naive", "tiled", "flash1", "flash2_row", "flash2_warp", "flash2_wmma", "math"};
+
+// ---------------------------------------------------------------------------------------------------------
+// [SECTION] the sweep on a background thread
+// ---------------------------------------------------------------------------------------------------------
+
+// Why sweeps cannot run in this process, or nothing: asked once (it initializes the CUDA runtime, so that the
+// runtime is set up before the runner below and torn down after it).
+const std::optional<std::string>& RunUnavailableReason() {
+  static const std::optional<std::string> reason = []() -> std::optional<std::string> {
+#ifdef FLASHVIZ_HAVE_CUDA
+    return cuda::CudaUnavailableReason();
+#else
+    return std::string("built without CUDA: sweeps are off; load CSVs to plot them");
+#endif
+  }();
+  return reason;
+}
+
+// The rows on screen (ours: measured here or loaded; peers: loaded) and the sweep that adds to them.
+class BenchmarkRunner {
+ public:
+  ~BenchmarkRunner() {
+    cancel_ = true;
+    if (thread_.joinable()) thread_.join();  // waits for the point in progress (seconds at most)
+  }
+
+  bool running() const { return running_; }
+  void Cancel() { cancel_ = true; }
+
+  // Starts `points` on the background thread; the rows measured before are replaced.
+  void Start(std::vector<cuda::SweepPoint> points, cuda::SweepSpec spec) {
+    if (running_) return;
+    if (thread_.joinable()) thread_.join();
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      ours_.clear();
+      done_ = 0;
+      total_ = points.size();
+      current_.clear();
+    }
+    cancel_ = false;
+    running_ = true;
+    thread_ = std::thread([this, points = std::move(points), spec] { Run(points, spec); });
+  }
+
+  struct Snapshot {
+    std::vector<cuda::BenchRow> ours, peers;
+    std::size_t done = 0, total = 0;
+    std::string current;
+  };
+  Snapshot Read() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return {ours_, peers_, done_, total_, current_};
+  }
+  void SetOurs(std::vector<cuda::BenchRow> rows) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ours_ = std::move(rows);
+  }
+  void SetPeers(std::vector<cuda::BenchRow> rows) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    peers_ = std::move(rows);
+  }
+
+ private:
+  void Run(const std::vector<cuda::SweepPoint>& points, const cuda::SweepSpec& spec) {
+#ifdef FLASHVIZ_HAVE_CUDA
+    const std::string gpu = cuda::DeviceName();
+    for (std::size_t index = 0; index < points.size() && !cancel_; ++index) {
+      const cuda::SweepPoint& point = points[index];
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        current_ = Sprintf("%s N = %d", point.variant->id, point.shape.n);
+      }
+      cuda::MeasureOptions options;
+      options.repeats = spec.repeats;
+      options.warmup = spec.warmup;
+      options.seed = spec.seed + index;
+      const cuda::Measurement m = cuda::MeasureVariant(*point.variant, point.shape, spec.dtype, options);
+      cuda::BenchRow row;
+      row.kernel = point.variant->id;
+      row.dtype = std::string(cuda::DTypeName(spec.dtype));
+      row.batch = point.shape.batch;
+      row.heads = point.shape.heads;
+      row.n = point.shape.n;
+      row.d = point.shape.d;
+      row.causal = point.shape.causal;
+      row.gpu = gpu;
+      row.ms_median = m.Ok() ? m.ms_median : NAN;
+      row.ms_min = m.Ok() ? m.ms_min : NAN;
+      row.tflops = m.Ok() ? m.tflops : NAN;
+      row.max_abs_error = m.validated_rows > 0 ? m.max_abs_error : NAN;
+      row.hbm_bytes = m.hbm_bytes;
+      row.status = m.Ok() ? "ok" : std::string(cuda::MeasureStatusName(m.status)) + ": " + m.reason;
+      std::lock_guard<std::mutex> lock(mutex_);
+      ours_.push_back(std::move(row));
+      done_ = index + 1;
+      if (cuda::CudaContextLost()) break;
+    }
+#else
+    (void)points;
+    (void)spec;
+#endif
+    std::lock_guard<std::mutex> lock(mutex_);
+    current_.clear();
+    running_ = false;
+  }
+
+  mutable std::mutex mutex_;
+  std::vector<cuda::BenchRow> ours_, peers_;
+  std::size_t done_ = 0, total_ = 0;
+  std::string current_;
+  std::atomic<bool> running_{false}, cancel_{false};
+  std::thread thread_;
+};
+
+BenchmarkRunner& Runner() {
+  RunUnavailableReason();  // the CUDA runtime first (see there)
+  static BenchmarkRunner runner;
+  return runner;
+}
+
+bool KernelSelected(const BenchmarkPanelState& s, const char* id) {
+  const auto it = s.kernels.find(id);
+  if (it != s.kernels.end()) return it->second;
+  return std::find_if(std::begin(kProgression), std::end(kProgression),
+                      [&](const char* p) { return std::string_view(p) == id; }) != std::end(kProgression);
+}
+
+cuda::SweepSpec SpecFrom(const BenchmarkPanelState& s) {
+  cuda::SweepSpec spec;
+  for (const cuda::VariantInfo& v : cuda::Catalogue())
+    if (KernelSelected(s, v.id)) spec.kernels.push_back(v.id);
+  for (int e = s.n_min_log2; e <= s.n_max_log2; ++e) spec.n_values.push_back(1 << e);
+  spec.d = s.d;
+  spec.dtype = static_cast<cuda::DType>(std::clamp(s.dtype, 0, 2));
+  spec.causal = s.causal;
+  spec.batch = s.auto_heads ? 0 : s.batch;
+  spec.heads = s.auto_heads ? 16 : s.heads;
+  spec.repeats = s.repeats;
+  return spec;
+}
+
+std::vector<cuda::BenchRow> LoadCsv(const std::string& path, std::string& message) {
+  try {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw InputError("cannot open " + path);
+    std::stringstream text;
+    text << in.rdbuf();
+    std::vector<cuda::BenchRow> rows = cuda::ParseBenchCsv(text.str(), path);
+    message = Sprintf("loaded %zu rows from %s", rows.size(), path.c_str());
+    return rows;
+  } catch (const std::exception& e) {
+    message = e.what();
+    return {};
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// [SECTION] the controls
+// ---------------------------------------------------------------------------------------------------------
+
+void DrawControls(BenchmarkPanelState& s, bool can_run, bool running) {
+  const float fs = ImGui::GetFontSize();
+  ImGui::TextUnformatted("Kernels");
+  ImGui::SameLine();
+  HelpMarker("The registry (kernels/cuda/registry_rows.inc), in the order of the progression. A kernel that cannot run "
+             "the chosen dtype or d gives a \"not applicable\" row with the reason, never a silent gap.");
+  for (const cuda::VariantInfo& v : cuda::Catalogue()) {
+    bool on = KernelSelected(s, v.id);
+    ImGui::SameLine();
+    if (ImGui::Checkbox(v.id, &on)) s.kernels[v.id] = on;
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip("%s\n%s\ndtypes: %s; d: %s", v.name, v.teaches, cuda::DTypesText(v.dtypes).c_str(),
+                        cuda::HeadDimsText(v).c_str());
+  }
+  ImGui::SetNextItemWidth(5 * fs);
+  ImGui::Combo("dtype", &s.dtype, kDTypeNames, 3);
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(6 * fs);
+  if (ImGui::InputInt("d", &s.d)) s.d = std::clamp(s.d, 1, kMaxHeadDim);
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(10 * fs);
+  ImGui::SliderInt("##nmin", &s.n_min_log2, 4, 15, "N from %d", ImGuiSliderFlags_AlwaysClamp);
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("N = %d", 1 << s.n_min_log2);
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(10 * fs);
+  ImGui::SliderInt("##nmax", &s.n_max_log2, 4, 15, "to %d", ImGuiSliderFlags_AlwaysClamp);
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("N = %d", 1 << s.n_max_log2);
+  s.n_max_log2 = std::max(s.n_max_log2, s.n_min_log2);
+  ImGui::SameLine();
+  ImGui::Text("N = %d … %d", 1 << s.n_min_log2, 1 << s.n_max_log2);
+  ImGui::Checkbox("B·H auto", &s.auto_heads);
+  ImGui::SameLine();
+  HelpMarker("Auto: B·H = min(1024, 2³²/N²) with H = 16 (PEERS.md's shapes), enough heads to fill the GPU at every N.");
+  if (!s.auto_heads) {
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(6 * fs);
+    if (ImGui::InputInt("B", &s.batch)) s.batch = std::clamp(s.batch, 1, 65535);
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(6 * fs);
+    if (ImGui::InputInt("H", &s.heads)) s.heads = std::clamp(s.heads, 1, 65535);
+  }
+  ImGui::SameLine();
+  ImGui::Checkbox("causal", &s.causal);
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(6 * fs);
+  if (ImGui::InputInt("repeats", &s.repeats)) s.repeats = std::clamp(s.repeats, 20, 1000);
+  ImGui::SameLine();
+  HelpMarker("Each point: fresh random inputs, the output poisoned with NaN, checked against the float64 reference, "
+             "then 2 warm-ups and this many runs timed with CUDA events (L2 flushed before each); the median is plotted.");
+  ImGui::SameLine();
+  ImGui::BeginDisabled(!can_run || running);
+  if (ImGui::Button("Run sweep")) {
+    try {
+      const cuda::SweepSpec spec = SpecFrom(s);
+      Runner().Start(cuda::SweepPoints(spec), spec);
+      s.message = cuda::DescribeSweep(spec, spec.kernels.size() * spec.n_values.size());
+    } catch (const std::exception& e) {
+      s.message = e.what();
+    }
+  }
+  ImGui::EndDisabled();
+  if (running) {
+    ImGui::SameLine();
+    if (ImGui::Button("Cancel")) Runner().Cancel();
+  }
+}
+
+void DrawFiles(BenchmarkPanelState& s, const std::vector<cuda::BenchRow>& ours, const std::vector<cuda::BenchRow>& peers,
+               const BenchPlotOptions& plot_options) {
+  const float fs = ImGui::GetFontSize();
+  const float field = std::max(12 * fs, ImGui::GetContentRegionAvail().x * 0.25f);
+  ImGui::SetNextItemWidth(field);
+  ImGui::InputText("##results", &s.results_path);
+  ImGui::SameLine();
+  if (ImGui::Button("Load results CSV")) {
+    std::vector<cuda::BenchRow> rows = LoadCsv(s.results_path, s.message);
+    std::vector<cuda::BenchRow> mine;
+    for (cuda::BenchRow& row : rows)
+      if (row.kernel.rfind("torch_", 0) != 0) mine.push_back(std::move(row));
+    if (!mine.empty() || s.message.rfind("loaded", 0) == 0) Runner().SetOurs(std::move(mine));
+  }
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(field);
+  ImGui::InputText("##peers", &s.peers_path);
+  ImGui::SameLine();
+  if (ImGui::Button("Load PyTorch CSV")) {
+    std::vector<cuda::BenchRow> rows = LoadCsv(s.peers_path, s.message);
+    if (s.message.rfind("loaded", 0) == 0) Runner().SetPeers(std::move(rows));
+  }
+  ImGui::SameLine();
+  ImGui::Checkbox("show PyTorch", &s.show_peers);
+  ImGui::SameLine();
+  ImGui::Checkbox("TFLOP/s", &s.y_tflops);
+
+  ImGui::SetNextItemWidth(field);
+  ImGui::InputText("##csv-out", &s.export_csv_path);
+  ImGui::SameLine();
+  if (ImGui::Button("Export CSV")) {
+    // Whole or not at all: a temporary file beside the destination, renamed over it when complete.
+    const std::string temporary = s.export_csv_path + ".partial";
+    std::ofstream out(temporary, std::ios::binary);
+    out << cuda::BenchCsvHeader();
+    for (const cuda::BenchRow& row : ours) out << cuda::BenchCsvLine(row);
+    out.close();
+    if (out && std::rename(temporary.c_str(), s.export_csv_path.c_str()) == 0) {
+      s.message = Sprintf("wrote %zu rows to %s", ours.size(), s.export_csv_path.c_str());
+    } else {
+      std::remove(temporary.c_str());
+      s.message = "cannot write " + s.export_csv_path;
+    }
+  }
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(field);
+  ImGui::InputText("##png-out", &s.export_png_path);
+  ImGui::SameLine();
+  if (ImGui::Button("Export PNG")) {
+    std::vector<cuda::BenchRow> all = ours;
+    if (s.show_peers) all.insert(all.end(), peers.begin(), peers.end());
+    std::string error;
+    s.message = RenderBenchPng(all, plot_options, s.export_png_path, &error) ? "wrote " + s.export_png_path : error;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// [SECTION] the speedup table
+// ---------------------------------------------------------------------------------------------------------
+
+// naive's median over each kernel's, per N (same d): how far each step has come. naive runs fp32, so half-type
+// rows are compared with naive's fp32 at the same shape.
+void DrawSpeedupTable(const std::vector<cuda::BenchRow>& rows) {
+  std::map<std::pair<int, int>, double> naive_ms;  // (d, N)
+  std::vector<int> ns;
+  std::vector<std::string> kernels;
+  for (const cuda::BenchRow& r : rows) {
+    if (!r.Ok()) continue;
+    if (r.kernel == "naive" && r.dtype == "fp32") naive_ms[{r.d, r.n}] = r.ms_median;
+    if (std::find(ns.begin(), ns.end(), r.n) == ns.end()) ns.push_back(r.n);
+    const std::string label = r.kernel + " " + r.dtype;
+    if (std::find(kernels.begin(), kernels.end(), label) == kernels.end()) kernels.push_back(label);
+  }
+  std::sort(ns.begin(), ns.end());
+  SectionTitle("Speedup versus naive", "naive's median time over each kernel's at the same N and d (naive runs fp32).");
+  if (naive_ms.empty() || ns.empty()) {
+    ImGui::TextDisabled("include naive in a sweep (or a loaded CSV) to see speedups");
+    return;
+  }
+  if (!ImGui::BeginTable("##speedup", static_cast<int>(ns.size()) + 1,
+                         ImGuiTableFlags_Borders | ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_ScrollX))
+    return;
+  ImGui::TableSetupColumn("kernel");
+  for (int n : ns) ImGui::TableSetupColumn(Sprintf("N = %d", n).c_str());
+  ImGui::TableHeadersRow();
+  for (const std::string& label : kernels) {
+    ImGui::TableNextRow();
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(label.c_str());
+    for (int n : ns) {
+      ImGui::TableNextColumn();
+      const cuda::BenchRow* row = nullptr;
+      for (const cuda::BenchRow& r : rows)
+        if (r.Ok() && r.n == n && r.kernel + " " + r.dtype == label) row = &r;
+      const auto naive = row ? naive_ms.find({row->d, n}) : naive_ms.end();
+      if (row && naive != naive_ms.end())
+        ImGui::Text("%.1f×", naive->second / row->ms_median);
+      else
+        ImGui::TextDisabled("–");
+    }
+  }
+  ImGui::EndTable();
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------------------
+// [SECTION] the panel
+// ---------------------------------------------------------------------------------------------------------
+
+void DrawBenchmarkPanel(const Model& /*model*/, UiState& ui) {
+  BenchmarkPanelState& s = ui.benchmark;
+  const Palette& pal = GetPalette();
+  const std::optional<std::string>& unavailable = RunUnavailableReason();
+  BenchmarkRunner& runner = Runner();
+  const bool running = runner.running();
+  const BenchmarkRunner::Snapshot snap = runner.Read();
+
+#ifdef FLASHVIZ_HAVE_CUDA
+  if (!unavailable) ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(pal.good), "%s", cuda::DeviceDescription().c_str());
+#endif
+  if (unavailable) ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(pal.warn), "%s", unavailable->c_str());
+  DrawControls(s, !unavailable, running);
+  if (running || snap.total > 0) {
+    const float fraction = snap.total ? static_cast<float>(snap.done) / static_cast<float>(snap.total) : 0.0f;
+    const std::string label = running ? Sprintf("%zu / %zu: %s", snap.done, snap.total, snap.current.c_str())
+                                      : Sprintf("%zu / %zu points", snap.done, snap.total);
+    ImGui::ProgressBar(fraction, ImVec2(-1, 0), label.c_str());
+  }
+  BenchPlotOptions plot_options;
+  plot_options.tflops = s.y_tflops;
+  plot_options.title = s.y_tflops ? "TFLOP/s against N" : "Runtime against N (log-log)";
+  DrawFiles(s, snap.ours, snap.peers, plot_options);
+  if (!s.message.empty()) ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(pal.dim), "%s", s.message.c_str());
+  for (const cuda::BenchRow& row : snap.ours)  // what did not run, and why: said, not hidden
+    if (!row.Ok())
+      ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(pal.warn), "%s N = %d: %s", row.kernel.c_str(), row.n,
+                         row.status.c_str());
+
+  std::vector<cuda::BenchRow> plotted = snap.ours;
+  if (s.show_peers) plotted.insert(plotted.end(), snap.peers.begin(), snap.peers.end());
+  const float table_h = 7.5f * ImGui::GetTextLineHeightWithSpacing();
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  Plot("##benchmark", ImVec2(avail.x, std::max(10 * ImGui::GetFontSize(), avail.y - table_h)),
+       BenchPlotSpec(plotted, plot_options));
+  DrawSpeedupTable(snap.ours);
+}
+
+}  // namespace flashviz

@@ -1,0 +1,29 @@
+// The benchmark panel's own state (one member of UiState, as the panel table asks): what the next sweep runs,
+// where CSVs are loaded from and exported to, and how the plot reads. The sweep itself (a background thread and
+// its results) lives in benchmark_panel.cpp: it is work in progress, not something a session stores.
+#pragma once
+
+#include <map>
+#include <string>
+
+namespace flashviz {
+
+struct BenchmarkPanelState {
+  std::map<std::string, bool, std::less<>> kernels;  // by registry id; absent: on for the progression's steps
+  int dtype = 0;                  // 0 fp32, 1 fp16, 2 bf16
+  int d = 64;
+  bool causal = false;
+  int n_min_log2 = 9, n_max_log2 = 12;  // N from 2^min to 2^max, doubling
+  bool auto_heads = true;         // B·H = min(1024, 2³²/N²) with H = 16, as PEERS.md; else batch × heads
+  int batch = 4, heads = 16;
+  int repeats = 20;
+  bool y_tflops = false;          // plot TFLOP/s instead of ms
+  bool show_peers = true;
+  std::string peers_path = "kernels/results/2026-11-21-h200/peers.csv";  // PyTorch's backends (scripts/peers.py)
+  std::string results_path = "kernels/results/2026-11-21-h200/fp32_d64.csv";  // measurements to plot without a GPU
+  std::string export_csv_path = "flashviz-bench.csv";
+  std::string export_png_path = "flashviz-bench.png";
+  std::string message;            // the last load/export result, one line
+};
+
+}  // namespace flashviz
