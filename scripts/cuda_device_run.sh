@@ -2,6 +2,8 @@
 # One device run for the CUDA progression (issue 4), on the GPU machine, from the repository root:
 #   scripts/cuda_device_run.sh validate   GPU tests, compute-sanitizer memcheck + racecheck, short timing probes
 #   scripts/cuda_device_run.sh measure    the benchmark sweeps and PyTorch's backends on the same shapes
+#   scripts/cuda_device_run.sh check      the final binaries: GPU tests, both sanitizers, the bench CLI test, and a
+#                                         short sweep drawn with --png (a GUI build: its libraries in $BIN/lib)
 # Binaries come prebuilt (sm_90) in $BIN (default .device-cuda/): flashviz, kernels_cuda_*_tests. Logs and CSVs go
 # to $OUT. Every step has its own time limit so one hang cannot eat the run.
 set -u
@@ -76,6 +78,25 @@ if [ "$mode" = measure ]; then
   run timeout 100 python3 scripts/peers.py --n 1024,4096,16384 --d 128 --dtype fp32 --backends torch_efficient,torch_math --csv "$OUT/peers.csv" --append 2>> "$OUT/peers.log"
   for log in "$OUT"/*.log; do echo "== $log"; grep -E "^ms|^[a-z_0-9]+ +[0-9–]" "${log%.log}.csv" >/dev/null 2>&1; tail -2 "$log"; done
   grep -h -E "validation failed|error:" "$OUT"/*.log | head -20
+  exit 0
+fi
+if [ "$mode" = check ]; then
+  [ -d "$BIN/lib" ] && export LD_LIBRARY_PATH="$PWD/$BIN/lib:${LD_LIBRARY_PATH:-}"
+  timeout 120 "$BIN/kernels_cuda_gpu_tests" > "$OUT/gpu_tests.log" 2>&1; echo "gpu tests rc=$?"
+  grep -E "^\[  (PASSED|FAILED|SKIPPED) +\] [0-9]" "$OUT/gpu_tests.log"
+  (timeout 150 compute-sanitizer --tool memcheck --error-exitcode 9 "$BIN/kernels_cuda_gpu_tests" \
+     --gtest_filter='All/Sanitizer.*' > "$OUT/memcheck.log" 2>&1; echo "memcheck rc=$?" >> "$OUT/memcheck.log") &
+  (timeout 150 compute-sanitizer --tool racecheck --racecheck-report all --error-exitcode 9 \
+     "$BIN/kernels_cuda_gpu_tests" --gtest_filter='All/Sanitizer.*' > "$OUT/racecheck.log" 2>&1;
+   echo "racecheck rc=$?" >> "$OUT/racecheck.log") &
+  wait
+  tail -2 "$OUT/memcheck.log"; tail -2 "$OUT/racecheck.log"
+  timeout 60 tests/kernels/cuda/bench_cli_test.sh "$BIN/flashviz" 2>&1 | tee "$OUT/bench_cli.log"
+  timeout 60 python3 scripts/peers.py --n 1024,2048,4096 --d 64 --dtype fp16 --backends torch_flash,torch_efficient \
+    --csv "$OUT/peers.csv" 2> "$OUT/peers.log"
+  timeout 60 "$BIN/flashviz" bench --kernels flash2_wmma,math --n 1024,2048,4096 --d 64 --dtype fp16 \
+    --csv "$OUT/bench.csv" --peers "$OUT/peers.csv" --png "$OUT/bench.png" 2> "$OUT/bench.log"; echo "bench --png rc=$?"
+  tail -2 "$OUT/bench.log"
   exit 0
 fi
 echo "unknown mode $mode" >&2; exit 2
