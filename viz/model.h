@@ -24,6 +24,7 @@
 #include "kernels/cpu/schedule.h"
 #include "kernels/cpu/stepper.h"
 #include "viz/background.h"
+#include "viz/live_gpu.h"
 
 namespace flashviz {
 
@@ -121,6 +122,10 @@ class Model {
   const Ledger& final_ledger() const { return final_ledger_; }
   const Ledger& standard_ledger() const { return standard_ledger_; }
   const Sweep* sweep() const { return sweep_.get(); }
+  // The live GPU view's results (issue 6): filled by the app (app/interop) in CUDA builds; in others it says why
+  // it is off. Panels read it; the app writes it between frames.
+  const LiveGpuView& live_gpu() const { return live_gpu_; }
+  LiveGpuView& mutable_live_gpu() { return live_gpu_; }
   bool sweep_current() const { return sweep_.current(); }
 
  private:
@@ -150,6 +155,7 @@ class Model {
   std::vector<OutputUndo> output_undo_;
   BackgroundValue<HbmOutput> hbm_output_;
   BackgroundValue<Sweep> sweep_;
+  LiveGpuView live_gpu_;
 };
 
 // The N of the log-log sweep: powers of two from 16 to 32768, plus the current N.

@@ -11,6 +11,7 @@
 
 #include "kernels/cpu/problem.h"
 #include "viz/heatmap.h"
+#include "viz/live_gpu.h"
 #include "viz/panels/benchmark_panel.h"
 #include "viz/panels/vortex_panel.h"
 #include "viz/theme.h"
@@ -80,6 +81,7 @@ struct UiState {
   bool show_shortcuts = false;                          // the keyboard shortcut window
   VortexPanelState vortex;                              // the Vortex panel (viz/panels/vortex_panel.h)
   BenchmarkPanelState benchmark;                        // the benchmark panel (viz/panels/benchmark_panel.h)
+  LiveGpuRequest live_gpu;                              // the live GPU view (viz/live_gpu.h)
 
   // --- appearance ---------------------------------------------------------------------------------------
   Theme theme = Theme::kDark;

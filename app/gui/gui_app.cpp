@@ -25,6 +25,9 @@
 #include "kernels/common/format.h"
 #include "viz/panels/panel_table.h"
 #include "viz/raster.h"
+#ifdef FLASHVIZ_LIVE_GPU
+#include "app/interop/live_gpu_controller.h"
+#endif
 
 namespace flashviz {
 namespace {
@@ -150,6 +153,9 @@ class ImGuiOnGl {
       io.MousePos = ImVec2(-FLT_MAX, -FLT_MAX);
     }
     ImGui::NewFrame();
+#ifdef FLASHVIZ_LIVE_GPU
+    live_gpu_.Service(model, ui);  // CUDA draws into GL textures: needs this frame's GL context
+#endif
     RunUiFrame(model, ui, dt);
     ImGui::Render();
     if (ui_ms) *ui_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
@@ -166,6 +172,9 @@ class ImGuiOnGl {
   ImGuiContext* context_ = nullptr;
   GlTextureBackend textures_;
   TextureBackend* previous_textures_ = nullptr;
+#ifdef FLASHVIZ_LIVE_GPU
+  interop::LiveGpuController live_gpu_;
+#endif
 };
 
 // ---------------------------------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ std::vector<std::uint32_t> ColormapOnHost(const float* values, int rows, int col
   for (int y = 0; y < height; ++y)
     for (int x = 0; x < width; ++x)
       texels[static_cast<std::size_t>(y) * width + x] =
-          TexelColor(values, rows, cols, width, height, x, y, range.lo, range.hi, lut.data());
+          TexelColor(values, rows, cols, width, height, x, y, range.lo, range.hi, range.masked, lut.data());
   return texels;
 }
 

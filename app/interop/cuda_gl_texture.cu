@@ -20,17 +20,18 @@ namespace {
 // ---------------------------------------------------------------------------------------------------------
 
 __global__ void ColormapIntoSurface(cudaSurfaceObject_t surface, const float* values, int rows, int cols, int width,
-                                    int height, float lo, float hi, const std::uint32_t* lut) {
+                                    int height, float lo, float hi, std::uint32_t masked, const std::uint32_t* lut) {
   const int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
   if (x >= width || y >= height) return;
-  surf2Dwrite(TexelColor(values, rows, cols, width, height, x, y, lo, hi, lut), surface, x * 4, y);
+  surf2Dwrite(TexelColor(values, rows, cols, width, height, x, y, lo, hi, masked, lut), surface, x * 4, y);
 }
 
 __global__ void ColormapIntoBuffer(std::uint32_t* texels, const float* values, int rows, int cols, int width, int height,
-                                   float lo, float hi, const std::uint32_t* lut) {
+                                   float lo, float hi, std::uint32_t masked, const std::uint32_t* lut) {
   const int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
   if (x >= width || y >= height) return;
-  texels[static_cast<size_t>(y) * width + x] = TexelColor(values, rows, cols, width, height, x, y, lo, hi, lut);
+  texels[static_cast<size_t>(y) * width + x] =
+      TexelColor(values, rows, cols, width, height, x, y, lo, hi, masked, lut);
 }
 
 void Check(cudaError_t status, const char* what) {
@@ -105,12 +106,14 @@ float CudaGlTexture::Draw(const float* device_values, int rows, int cols, Colorm
     desc.res.array.array = array;
     cudaSurfaceObject_t surface = 0;
     Check(cudaCreateSurfaceObject(&surface, &desc), "creating a surface");
-    ColormapIntoSurface<<<grid, block>>>(surface, device_values, rows, cols, width_, height_, range.lo, range.hi, lut_d);
+    ColormapIntoSurface<<<grid, block>>>(surface, device_values, rows, cols, width_, height_, range.lo, range.hi,
+                                         range.masked, lut_d);
     Check(cudaGetLastError(), "launching the colormap kernel");
     Check(cudaDestroySurfaceObject(surface), "destroying a surface");
     Check(cudaGraphicsUnmapResources(1, &resource), "unmapping the texture");  // orders GL after the kernel
   } else {
-    ColormapIntoBuffer<<<grid, block>>>(staging_, device_values, rows, cols, width_, height_, range.lo, range.hi, lut_d);
+    ColormapIntoBuffer<<<grid, block>>>(staging_, device_values, rows, cols, width_, height_, range.lo, range.hi,
+                                        range.masked, lut_d);
     Check(cudaGetLastError(), "launching the colormap kernel");
     host.resize(static_cast<std::size_t>(width_) * height_);
     Check(cudaMemcpy(host.data(), staging_, host.size() * sizeof(std::uint32_t), cudaMemcpyDeviceToHost),

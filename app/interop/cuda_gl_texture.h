@@ -18,6 +18,7 @@ using ColorLut = std::array<std::uint32_t, 256>;
 // magnitude among the cells it covers (so a single large score never vanishes when downsampling).
 struct ColormapRange {
   float lo = -1.0f, hi = 1.0f;  // lo ↦ lut[0], hi ↦ lut[255]; NaN ↦ transparent black
+  std::uint32_t masked = 0xFF808080u;  // −∞ (a causally masked score)
 };
 
 // The colour of one texel, computed on the host exactly as the kernel does (the checks compare against it).

@@ -28,6 +28,8 @@ constexpr std::array kPanels = {
             "the step on the Vortex GPGPU: cores → warps → threads, registers, local memory, the 8×8 tensor unit"},
   PanelInfo{"benchmark",  "Benchmark",          PanelSlot::kCentreTab, true, 1.0f, &DrawBenchmarkPanel,
             "the CUDA kernels timed against N (log-log), speedup over naive, PyTorch's backends from a CSV"},
+  PanelInfo{"gpu",        "Live GPU",           PanelSlot::kCentreTab, true, 1.0f, &DrawLiveGpuPanel,
+            "the real CUDA kernels on this problem: output through CUDA-GL interop, timing, m/l cross-check"},
 };
 // clang-format on
 

@@ -15,5 +15,6 @@ void DrawOutputPanel(const Model& model, UiState& ui);      // output_panel.cpp:
 void DrawTimelinePanel(const Model& model, UiState& ui);    // timeline_panel.cpp: scrubber and narration
 void DrawVortexPanel(const Model& model, UiState& ui);      // vortex_panel.cpp: the step on the Vortex GPGPU
 void DrawBenchmarkPanel(const Model& model, UiState& ui);   // benchmark_panel.cpp: the CUDA kernels against N
+void DrawLiveGpuPanel(const Model& model, UiState& ui);     // live_gpu_panel.cpp: the real kernels on this problem
 
 }  // namespace flashviz

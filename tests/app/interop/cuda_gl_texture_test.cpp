@@ -53,6 +53,7 @@ class CudaGlTextureTest : public ::testing::Test {
     std::vector<float> values(static_cast<std::size_t>(rows) * cols);
     for (float& v : values) v = u(rng);
     values[values.size() / 2] = NAN;
+    values[values.size() / 3] = -INFINITY;  // a masked score: the masked colour
     float* device = nullptr;
     ASSERT_EQ(cudaMalloc(&device, values.size() * sizeof(float)), cudaSuccess);
     ASSERT_EQ(cudaMemcpy(device, values.data(), values.size() * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
