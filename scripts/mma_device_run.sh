@@ -6,7 +6,7 @@
 # same run (kernel "flash2_mma@HEAD" in the CSV) so that a change is measured against the code it replaces.
 #   scripts/mma_device_run.sh DIR OUTDIR
 # Knobs (environment): KERNELS (flash2_mma,flash3_wgmma), ABLATION_D (128,64), ABLATION_N (1024,2048,8192),
-# ABLATION_OPTIONS (32,64,96), SKIP_SANITIZE=1.
+# ABLATION_OPTIONS (0,32), SKIP_SANITIZE=1.
 set -u -o pipefail
 D=${1:?binary folder}; OUT=${2:?output folder}
 # The binaries travel gzipped (64 kernels per dtype and d make them 35 MB each; the carry limit is 64 MiB).
@@ -26,7 +26,7 @@ head -4 "$OUT/info.txt"; grep -E "Flash3|Flash2MmaKernelI6__halfLi(64|128)ELj(63
 FILTER="*"
 if [[ "$KERNELS" == *flash3_wgmma* ]]; then
   stamp "flash3_wgmma smoke test (N = 200, B·H = 2)"
-  timeout 30 "$D/flash2_mma_bench" sanitize --kernel flash3_wgmma 0,1,2 > /tmp/smoke.log 2>&1; rc=$?
+  timeout 30 "$D/flash2_mma_bench" sanitize --kernel flash3_wgmma 0,1,2,4 > /tmp/smoke.log 2>&1; rc=$?
   tail -3 /tmp/smoke.log; grep -A4 FAIL /tmp/smoke.log | head -30; echo "smoke rc=$rc"
   if [ $rc -eq 124 ]; then KERNELS=flash2_mma; FILTER="-*Flash3*"; echo "flash3_wgmma hangs: left out"; fi
 fi
@@ -47,10 +47,10 @@ if [ -x "$D/before/flash2_mma_bench" ]; then
 fi
 stamp ablation
 timeout 90 "$D/flash2_mma_bench" time --kernel flash2_mma --d "${ABLATION_D:-128,64}" --n "${ABLATION_N:-1024,2048,8192}" \
-  --options "${ABLATION_OPTIONS:-32,64,96}" --csv /tmp/ablation.csv 2>&1 | tee -a "$OUT/run.log" | grep -E "FAIL" | cut -c1-160
+  --options "${ABLATION_OPTIONS:-0,32}" --csv /tmp/ablation.csv 2>&1 | tee -a "$OUT/run.log" | grep -E "FAIL" | cut -c1-160
 tail -n +2 /tmp/ablation.csv >> "$OUT/ours.csv"
 if [[ "$KERNELS" == *flash3_wgmma* ]]; then
-  timeout 45 "$D/flash2_mma_bench" time --kernel flash3_wgmma --n "${ABLATION_N:-1024,2048,8192}" --options 1,2 \
+  timeout 45 "$D/flash2_mma_bench" time --kernel flash3_wgmma --n "${ABLATION_N:-1024,2048,8192}" --options 0,1,2,4 \
     --csv /tmp/ablation3.csv 2>&1 | tee -a "$OUT/run.log" | grep -E "FAIL" | cut -c1-160
   tail -n +2 /tmp/ablation3.csv >> "$OUT/ours.csv"
 fi
@@ -60,7 +60,7 @@ if [ -z "${SKIP_SANITIZE:-}" ]; then
     timeout 40 compute-sanitizer --tool memcheck "$D/flash2_mma_bench" sanitize 0,2,32,63 2>&1 | tail -3
     timeout 40 compute-sanitizer --tool racecheck "$D/flash2_mma_bench" sanitize 0,32 2>&1 | tail -3
     if [[ "$KERNELS" == *flash3_wgmma* ]]; then
-      timeout 40 compute-sanitizer --tool memcheck "$D/flash2_mma_bench" sanitize --kernel flash3_wgmma 0,1,2 2>&1 | tail -3
+      timeout 40 compute-sanitizer --tool memcheck "$D/flash2_mma_bench" sanitize --kernel flash3_wgmma 0,1,2,4 2>&1 | tail -3
       timeout 40 compute-sanitizer --tool racecheck "$D/flash2_mma_bench" sanitize --kernel flash3_wgmma 0 2>&1 | tail -3
     fi
   } > "$OUT/sanitize.log" 2>&1

@@ -54,8 +54,7 @@ std::string Flash2MmaOptionsName(unsigned options) {
   if (options & kFlash2MmaPThroughSmem) add("p-smem");
   if (options & kFlash2MmaOtherQPlacement) add("other-q");
   if (options & kFlash2MmaOtherWarpRows) add("other-rows");
-  if (options & kFlash2MmaJointFirstWait) add("joint-wait");
-  if (options & kFlash2MmaOtherGrid) add("other-grid");
+  if (options & kFlash2MmaDirectStore) add("direct-store");
   if (options & ~kFlash2MmaAllOptions) add(Sprintf("unknown-0x%x", options & ~kFlash2MmaAllOptions));
   return name;
 }
@@ -70,10 +69,8 @@ std::optional<std::string> Flash2MmaNotApplicable(const AttentionShape& shape, D
   if (shape.d != 64 && shape.d != 128) return Sprintf("d = %d: only d = 64 and 128", shape.d);
   if (shape.n < 1) return Sprintf("N = %d: N must be at least 1", shape.n);
   if (shape.batch < 1 || shape.heads < 1) return Sprintf("batch %d, heads %d: both must be at least 1", shape.batch, shape.heads);
-  // The (head, Q tile) pairs are numbered in an int: T_r · B·H < 2^31.
-  if (static_cast<long long>(shape.batch) * shape.heads * ((shape.n + 127) / 128) > 0x7fffffffll)
-    return Sprintf("B·H = %lld with N = %d: more than 2^31 - 1 (head, Q tile) pairs",
-                   static_cast<long long>(shape.batch) * shape.heads, shape.n);
+  if (static_cast<long long>(shape.batch) * shape.heads > 65535)
+    return Sprintf("B·H = %lld: at most 65535 (one grid row per head)", static_cast<long long>(shape.batch) * shape.heads);
   if (static_cast<long long>(shape.batch) * shape.heads * shape.n * shape.d > (1ll << 40))
     return "B·H·N·d over 2^40 elements";
   // The running max is taken on raw scores and scaled afterwards, which orders them correctly only for scale > 0.

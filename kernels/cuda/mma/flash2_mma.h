@@ -12,7 +12,7 @@
 namespace flashviz::cuda {
 
 // AttentionArgs::options bits: each flips ONE choice of the shipped kernel (0), so its gain can be measured on the
-// same code: bits 0-2 and 5 switch an optimization off, 3-4 pick the other register/warp layout, 6 the other grid.
+// same code: bits 0-2 and 5 switch an optimization off, 3-4 pick the other register/warp layout.
 enum Flash2MmaOption : unsigned {
   // Shared-memory tiles stored row after row instead of with the XOR swizzle (16-byte chunk c of row r at
   // c ^ (r mod 8)): every ldmatrix phase then reads 8 rows of the same bank group, an 8-way bank conflict.
@@ -30,22 +30,15 @@ enum Flash2MmaOption : unsigned {
   // 16 rows a warp (8 warps, each K_j/V_j fragment feeds 2 mma) instead of the default 32 (4 warps, two m16
   // tiles, each fragment feeds 4 mma: half the ldmatrix traffic per FLOP, FlashAttention-2's warp shape).
   kFlash2MmaOtherWarpRows = 1u << 4,
-  // The block's first tile waits for Q_i, K_0 and V_0 together (one cp.async group) instead of starting
-  // S_i0 = Q_i K_0ᵀ once Q_i and K_0 are in and waiting for V_0 only before P̃_i0 V_0.
+  // O_i stored straight from the accumulators (each lane its 4-byte pairs: a warp instruction touches 8 rows ×
+  // 16 bytes) instead of through shared memory (the tile staged in Q_i's buffer, then 16-byte coalesced stores).
   // (This bit was the lazy rescale until 2026-11-21: skipping O_i ← α·O_i when no row max moved measured 2-5%
   // slower, so it was dropped; kernels/README.md keeps its numbers.)
-  kFlash2MmaJointFirstWait = 1u << 5,
-  // A launch choice, not a kernel of its own: the other grid than the default for the causal flag. Default:
-  // persistent without the causal mask (as many blocks as fit at once, each taking every gridDim.x-th
-  // (head, Q tile) pair, the next pair's loads overlapping the last K/V tile), one block per Q tile with it
-  // (the hardware hands the longest rows out first and balances the uneven tiles).
-  kFlash2MmaOtherGrid = 1u << 6,
+  kFlash2MmaDirectStore = 1u << 5,
 };
 inline constexpr unsigned kFlash2MmaAllOptions = kFlash2MmaNoSwizzle | kFlash2MmaNoPipeline | kFlash2MmaPThroughSmem |
                                                  kFlash2MmaOtherQPlacement | kFlash2MmaOtherWarpRows |
-                                                 kFlash2MmaJointFirstWait | kFlash2MmaOtherGrid;
-// The bits that select a compiled kernel (each combination is one of 64 kernels per dtype and d).
-inline constexpr unsigned kFlash2MmaKernelOptions = kFlash2MmaAllOptions & ~kFlash2MmaOtherGrid;
+                                                 kFlash2MmaDirectStore;
 
 // A short name for an options word ("default", "no-swizzle+p-smem", ...), for tables and test names.
 std::string Flash2MmaOptionsName(unsigned options);
@@ -65,3 +58,7 @@ std::optional<std::string> Flash2MmaNotApplicable(const AttentionShape& shape, D
 std::size_t Flash2MmaWorkspaceBytes(const AttentionShape& shape, DType dtype);
 
 }  // namespace flashviz::cuda
+
+// kernels/cuda/registry.cu includes this header for every row of kernels/cuda/mma: the Hopper variant's three
+// functions come with it.
+#include "kernels/cuda/mma/flash3_wgmma.h"  // IWYU pragma: export

@@ -4,7 +4,7 @@
 //   flash2_mma_bench time [--kernel flash2_mma,flash3_wgmma] [--n 1024,2048,...] [--d 64,128] [--dtype fp16,bf16]
 //                         [--causal 0,1] [--options 0,8,...] [--reps 20] [--csv FILE]
 //   flash2_mma_bench sanitize [--kernel K] [OPTIONS-LIST]   one small checked launch per options word (default:
-//                                              every flash2_mma kernel; flash3_wgmma: 0 and 1), dtype, d and causal
+//                                              every flash2_mma kernel; flash3_wgmma: 0, 1, 2, 4), dtype, d and causal
 //                                              flag: what compute-sanitizer runs over
 //
 // Timing (DESIGN.md principle 5): B·H fills the chip as in /work/shared/PEERS.md (1024 at N ≤ 2048, 256 at 4096,
@@ -313,9 +313,10 @@ int main(int argc, char** argv) {
     std::vector<int> options;
     if (argc > next) options = ParseList(argv[next]);
     else if (kernel == &kKernels[0])
-      for (unsigned o = 0; o <= kFlash2MmaKernelOptions; ++o) options.push_back(static_cast<int>(o));
+      for (unsigned o = 0; o <= kFlash2MmaAllOptions; ++o) options.push_back(static_cast<int>(o));
     else
-      options = {0, static_cast<int>(kFlash3WgmmaOtherGrid), static_cast<int>(kFlash3WgmmaSerialSoftmax)};
+      options = {0, static_cast<int>(kFlash3WgmmaOtherGrid), static_cast<int>(kFlash3WgmmaSerialSoftmax),
+                 static_cast<int>(kFlash3WgmmaDirectStore)};
     return Sanitize(*kernel, options);
   }
   std::fprintf(stderr, "usage: flash2_mma_bench time [--kernel LIST --n LIST --d LIST --dtype LIST --causal LIST "

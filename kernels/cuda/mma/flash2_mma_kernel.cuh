@@ -4,10 +4,8 @@
 // [SECTION] index
 //   1. PTX wrappers: cp.async, ldmatrix, mma.sync, ex2
 //   2. Flags and traits: tile sizes, shared-memory layout, the XOR swizzle
-//   3. The kernel: per Q tile i, loop over K_j/V_j; S_ij, online softmax and O_i in registers; a block may
-//      take several Q tiles in turn (persistent grid), the next tile's loads overlapping the last K_j/V_j
-//   4. Host launch: options word → flags → one of 2^kFlagCount kernels, and the grid (one block per Q tile or
-//      persistent)
+//   3. The kernel: per Q tile i, loop over K_j/V_j; S_ij, online softmax and O_i in registers
+//   4. Host launch: options word → flags → one of 2^kFlagCount kernels
 //
 // Fragment layouts used below (PTX ISA, "Matrix fragments for mma.m16n8k16"), lane = 0..31, g = lane / 4,
 // c = lane % 4:
@@ -23,7 +21,6 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
-#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <type_traits>
@@ -47,11 +44,7 @@ __device__ __forceinline__ void CopyAsync16(std::uint32_t shared_dst, const void
                "r"(src_bytes));
 }
 __device__ __forceinline__ void CopyAsyncCommit() { asm volatile("cp.async.commit_group;\n" ::); }
-// Wait until at most kPending of this thread's committed groups are still in flight (0: all of them landed).
-template <int kPending>
-__device__ __forceinline__ void CopyAsyncWait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending) : "memory");
-}
+__device__ __forceinline__ void CopyAsyncWaitAll() { asm volatile("cp.async.wait_group 0;\n" ::: "memory"); }
 
 // Four 8×8 matrices of 16-bit elements; lanes 8m..8m+7 give the row addresses of matrix m.
 __device__ __forceinline__ void LoadMatrixX4(std::uint32_t (&r)[4], std::uint32_t address) {
@@ -117,7 +110,7 @@ enum Flash2MmaFlag : unsigned {
   kFlagPInRegisters = 1u << 2,   // P̃_ij reused from the S accumulators as the A operand of P̃_ij V_j
   kFlagQInRegisters = 1u << 3,   // Q_i's A fragments loaded once, kept in registers for the whole loop
   kFlagTwoMTiles = 1u << 4,      // each warp owns 32 rows (two m16 tiles: every K_j/V_j fragment feeds 4 mma)
-  kFlagSplitFirstWait = 1u << 5, // the block's first tile waits for Q_i and K_0 only; V_0 is waited for after S_i0
+  kFlagStagedStore = 1u << 5,    // O_i leaves through shared memory in 16-byte coalesced stores
 };
 inline constexpr unsigned kFlagCount = 6;
 
@@ -186,14 +179,15 @@ __device__ __forceinline__ void LoadTileAsync(std::uint32_t shared_tile, const T
   }
 }
 
-// The same copy as a rolled loop with running addresses: for the next work tile's Q, issued while S_ij and
-// O_i fill the registers, where the unrolled form would keep every chunk's address live at once and spill.
+// The same copy as a rolled loop with running addresses: for the K_{j+1}/V_{j+1} copies issued inside the main
+// loop, where the unrolled form keeps every chunk's address live next to S_ij and O_i (d = 128 spills then).
 template <int kD, int kRows, int kThreads, bool kSwizzle, typename T>
 __device__ __forceinline__ void LoadTileAsyncRolled(std::uint32_t shared_tile, const T* global_tile, int valid_rows,
                                                     int thread) {
   constexpr int kChunksPerRow = kD / 8;
   constexpr int kRowsPerPass = kThreads / kChunksPerRow;
-  static_assert(kThreads % kChunksPerRow == 0 && kRows % kRowsPerPass == 0, "whole rows per pass");
+  static_assert(kThreads % kChunksPerRow == 0 && kRows % kRowsPerPass == 0 && kRowsPerPass % 8 == 0,
+                "whole rows per pass, a multiple of 8 (the swizzle repeats every 8 rows)");
   const int chunk = thread % kChunksPerRow;
   int row = thread / kChunksPerRow;
   // Rows step by kRowsPerPass (a multiple of 8), so the swizzled chunk (chunk ^ row mod 8) stays the same.
@@ -220,35 +214,11 @@ struct Flash2MmaParams {
   const T* v;
   T* o;
   int n;
-  int q_tiles;       // T_r = ⌈N / B_r⌉
-  int work_tiles;    // T_r · B·H: the (head, Q tile) pairs, head-major, taken in turn by the blocks
   float scale_log2;  // scale · log2(e): exp(scale·s − scale·m) = 2^(s·scale_log2 − m·scale_log2), one FFMA + EX2
   bool causal;
 };
 
-// Work tile w (0 ≤ w < T_r·B·H) is Q tile i of head h, w = h·T_r + rank: consecutive tiles share a head, so the
-// blocks running at one time read the same K/V (L2 hits). Causal: rank 0 is the last Q tile (the longest row
-// of K/V tiles), so with one block per tile the hardware starts the longest ones first.
-struct WorkTile {
-  int head;
-  int q_row0;    // first row of Q_i
-  int kv_tiles;  // T_c for this Q tile: causal rows never look past their own index
-};
-template <int kBr, int kBc>
-__device__ __forceinline__ WorkTile DecodeWorkTile(int w, int q_tiles, int n, bool causal) {
-  WorkTile tile;
-  tile.head = w / q_tiles;
-  const int rank = w - tile.head * q_tiles;
-  tile.q_row0 = (causal ? q_tiles - 1 - rank : rank) * kBr;
-  const int last_key = causal ? min(n, tile.q_row0 + kBr) - 1 : n - 1;
-  tile.kv_tiles = last_key / kBc + 1;
-  return tile;
-}
-
-// Grid: x = the first work tile of each block; a block takes tiles blockIdx.x, blockIdx.x + gridDim.x, ...
-// (one tile each when the grid has one block per tile, several with the persistent grid). The K/V tiles of
-// all its work tiles form one stream through the two buffers: while a block computes the last K_j/V_j of a
-// Q tile, it already copies K_0/V_0 of its next Q tile, and Q of the next tile once every warp is done with Q_i.
+// Grid: x = Q tile index (reversed when causal, so the longest rows start first), y = batch·head.
 // Warp w owns rows [w·16·kMTiles, (w+1)·16·kMTiles) of Q_i; its m16 tile mi holds rows 16·mi.. of those, and a
 // lane holds rows g and g+8 of each m16 tile (g = lane / 4).
 template <typename T, int kD, unsigned kFlags>
@@ -259,7 +229,7 @@ __global__ void __launch_bounds__(Flash2MmaTraits<kD, kFlags>::kThreads, Flash2M
   constexpr bool kPipeline = Traits::kPipeline;
   constexpr bool kPInRegisters = Traits::kPInRegisters;
   constexpr bool kQInRegisters = (kFlags & kFlagQInRegisters) != 0;
-  constexpr bool kSplitFirstWait = (kFlags & kFlagSplitFirstWait) != 0;
+  constexpr bool kStagedStore = (kFlags & kFlagStagedStore) != 0;
   constexpr int kM = Traits::kMTiles, kRowsPerWarp = Traits::kRowsPerWarp;
   constexpr int kBr = Traits::kBr, kBc = Traits::kBc, kThreads = Traits::kThreads;
   constexpr int kKSteps = kD / 16;        // k-steps of S_ij = Q_i K_jᵀ (over d)
@@ -278,18 +248,23 @@ __global__ void __launch_bounds__(Flash2MmaTraits<kD, kFlags>::kThreads, Flash2M
 
   const int thread = threadIdx.x, warp = thread / 32, lane = thread % 32;
   const int n = params.n;
-  const std::size_t head_elements = static_cast<std::size_t>(n) * kD;
-  int work = blockIdx.x;
-  WorkTile tile = DecodeWorkTile<kBr, kBc>(work, params.q_tiles, n, params.causal);
+  const int q_tile = params.causal ? static_cast<int>(gridDim.x - 1 - blockIdx.x) : static_cast<int>(blockIdx.x);
+  const int q_row0 = q_tile * kBr;                    // first row of Q_i
+  const int warp_row0 = q_row0 + warp * kRowsPerWarp; // first row this warp owns
+  const std::size_t head = static_cast<std::size_t>(blockIdx.y) * n * kD;
+  const T* q_head = params.q + head;
+  const T* k_head = params.k + head;
+  const T* v_head = params.v + head;
 
-  // The block's first loads: Q_i and K_0 in one cp.async group, V_0 in a second one (split first wait: S_i0 can
-  // start before V_0 lands), or all three in one group.
-  LoadTileAsync<kD, kBr, kThreads, kSwizzle>(
-      shared_q, params.q + tile.head * head_elements + static_cast<std::size_t>(tile.q_row0) * kD, n - tile.q_row0,
-      thread);
-  LoadTileAsync<kD, kBc, kThreads, kSwizzle>(shared_k, params.k + tile.head * head_elements, n, thread);
-  if constexpr (kSplitFirstWait) CopyAsyncCommit();
-  LoadTileAsync<kD, kBc, kThreads, kSwizzle>(shared_v, params.v + tile.head * head_elements, n, thread);
+  // T_c for this Q tile: causal rows never look past their own index, so tiles beyond the diagonal are skipped.
+  const int last_key = params.causal ? min(n, q_row0 + kBr) - 1 : n - 1;
+  const int kv_tiles = last_key / kBc + 1;
+
+  // Q_i, K_0, V_0 in one cp.async group.
+  LoadTileAsync<kD, kBr, kThreads, kSwizzle>(shared_q, q_head + static_cast<std::size_t>(q_row0) * kD,
+                                              n - q_row0, thread);
+  LoadTileAsync<kD, kBc, kThreads, kSwizzle>(shared_k, k_head, n, thread);
+  LoadTileAsync<kD, kBc, kThreads, kSwizzle>(shared_v, v_head, n, thread);
   CopyAsyncCommit();
 
   // Per-lane base addresses of the ldmatrix operands (row within a 16-row group, chunk within a chunk pair);
@@ -311,279 +286,258 @@ __global__ void __launch_bounds__(Flash2MmaTraits<kD, kFlags>::kThreads, Flash2M
   // P̃_ij through shared memory (option): this warp's kRowsPerWarp × B_c slice, read back like Q_i.
   const std::uint32_t warp_p = shared_p + warp * kRowsPerWarp * kPRowBytes;
   const std::uint32_t p_load_lane = warp_p + a_row * kPRowBytes + LaneChunkBytes<kSwizzle>(a_chunk, lane_mod8);
+
+  std::uint32_t q_fragment[kM][kQSlots][4];
+  float o_acc[kM][kOTiles][4];
+#pragma unroll
+  for (int mi = 0; mi < kM; ++mi)
+#pragma unroll
+    for (int t = 0; t < kOTiles; ++t) o_acc[mi][t][0] = o_acc[mi][t][1] = o_acc[mi][t][2] = o_acc[mi][t][3] = 0.0f;
+  // Rows g and g+8 of each m16 tile: running max m_i (raw score units) and this lane's part of ℓ_i
+  // (the quad's four partial sums are added once, at the end: α rescales all four alike).
+  float row_max[kM][2], row_sum[kM][2];
+#pragma unroll
+  for (int mi = 0; mi < kM; ++mi) {
+    row_max[mi][0] = row_max[mi][1] = -INFINITY;
+    row_sum[mi][0] = row_sum[mi][1] = 0.0f;
+  }
   const float scale_log2 = params.scale_log2;
   const int g = lane / 4, c = lane % 4;
+  const bool warp_has_rows = warp_row0 < n;
 
-  bool first_tile = true;  // the block's very first K/V tile (the one the split first wait is about)
-  int stage = 0;           // which K/V buffer holds the current tile (the stream alternates across work tiles)
-  for (;;) {
-    const int warp_row0 = tile.q_row0 + warp * kRowsPerWarp;  // first row this warp owns
-    const bool warp_has_rows = warp_row0 < n;
-    const int next_work = work + static_cast<int>(gridDim.x);
-    const bool has_next = next_work < params.work_tiles;
-    // The next work tile is decoded where it is needed (a division each time, once per work tile) rather than
-    // kept in registers through the whole loop: d = 128 has none to spare.
+  for (int j = 0; j < kv_tiles; ++j) {
+    const int stage = kPipeline ? (j & 1) : 0;
+    const int kv_col0 = j * kBc;
+    if constexpr (!kPipeline) {
+      if (j > 0) {
+        __syncthreads();  // every warp is done with K_{j−1}, V_{j−1}: the one buffer may be overwritten
+        LoadTileAsync<kD, kBc, kThreads, kSwizzle>(shared_k, k_head + static_cast<std::size_t>(kv_col0) * kD,
+                                                    n - kv_col0, thread);
+        LoadTileAsync<kD, kBc, kThreads, kSwizzle>(shared_v, v_head + static_cast<std::size_t>(kv_col0) * kD,
+                                                    n - kv_col0, thread);
+        CopyAsyncCommit();
+      }
+    }
+    CopyAsyncWaitAll();
+    // K_j, V_j (and Q_i at j = 0) copied by every thread are visible to all; with two buffers this barrier
+    // also means every warp finished tile j−1, so its buffer can take tile j+1.
+    __syncthreads();
+    if constexpr (kPipeline) {
+      if (j + 1 < kv_tiles) {
+        const int next_col0 = kv_col0 + kBc;
+        const int next = (j + 1) & 1;
+        LoadTileAsyncRolled<kD, kBc, kThreads, kSwizzle>(shared_k + next * Traits::kKVTileBytes,
+                                                    k_head + static_cast<std::size_t>(next_col0) * kD,
+                                                    n - next_col0, thread);
+        LoadTileAsyncRolled<kD, kBc, kThreads, kSwizzle>(shared_v + next * Traits::kKVTileBytes,
+                                                    v_head + static_cast<std::size_t>(next_col0) * kD,
+                                                    n - next_col0, thread);
+        CopyAsyncCommit();
+      }
+    }
+    if constexpr (kQInRegisters) {
+      if (j == 0) {
+#pragma unroll
+        for (int mi = 0; mi < kM; ++mi)
+#pragma unroll
+          for (int ks = 0; ks < kKSteps; ++ks)
+            LoadMatrixX4(q_fragment[mi][ks], ChunkAddress<kSwizzle>(q_lane, ks * 32) + mi * 16 * kRowBytes);
+      }
+    }
+    // A warp whose rows are all padding, or (causal) all before this tile's first key, has nothing to add.
+    if (!warp_has_rows || (params.causal && kv_col0 > warp_row0 + kRowsPerWarp - 1)) continue;
 
-    std::uint32_t q_fragment[kM][kQSlots][4];
-    float o_acc[kM][kOTiles][4];
+    const std::uint32_t stage_k_lane = k_lane + stage * Traits::kKVTileBytes;
+    const std::uint32_t stage_v_lane = v_lane + stage * Traits::kKVTileBytes;
+
+    // S_ij = Q_i K_jᵀ for this warp's rows: kM × kSTiles tiles of 16×8, fp32. Each K_j fragment feeds kM·2 mma.
+    float s[kM][kSTiles][4];
 #pragma unroll
     for (int mi = 0; mi < kM; ++mi)
 #pragma unroll
-      for (int t = 0; t < kOTiles; ++t) o_acc[mi][t][0] = o_acc[mi][t][1] = o_acc[mi][t][2] = o_acc[mi][t][3] = 0.0f;
-    // Rows g and g+8 of each m16 tile: running max m_i (raw score units) and this lane's part of ℓ_i
-    // (the quad's four partial sums are added once, at the end: α rescales all four alike).
-    float row_max[kM][2], row_sum[kM][2];
+      for (int t = 0; t < kSTiles; ++t) s[mi][t][0] = s[mi][t][1] = s[mi][t][2] = s[mi][t][3] = 0.0f;
 #pragma unroll
-    for (int mi = 0; mi < kM; ++mi) {
-      row_max[mi][0] = row_max[mi][1] = -INFINITY;
-      row_sum[mi][0] = row_sum[mi][1] = 0.0f;
+    for (int ks = 0; ks < kKSteps; ++ks) {
+      std::uint32_t a[kM][4];
+#pragma unroll
+      for (int mi = 0; mi < kM; ++mi) {
+        if constexpr (kQInRegisters) {
+#pragma unroll
+          for (int r = 0; r < 4; ++r) a[mi][r] = q_fragment[mi][ks][r];
+        } else {
+          LoadMatrixX4(a[mi], ChunkAddress<kSwizzle>(q_lane, ks * 32) + mi * 16 * kRowBytes);
+        }
+      }
+#pragma unroll
+      for (int kp = 0; kp < kSTiles / 2; ++kp) {
+        std::uint32_t b[4];
+        LoadMatrixX4(b, ChunkAddress<kSwizzle>(stage_k_lane, ks * 32) + kp * 16 * kRowBytes);
+#pragma unroll
+        for (int mi = 0; mi < kM; ++mi) {
+          MmaM16N8K16<T>(s[mi][2 * kp], a[mi], b[0], b[1]);
+          MmaM16N8K16<T>(s[mi][2 * kp + 1], a[mi], b[2], b[3]);
+        }
+      }
     }
 
-    for (int j = 0; j < tile.kv_tiles; ++j) {
-      const int kv_col0 = j * kBc;
-      const bool last_j = j + 1 == tile.kv_tiles;
-      if constexpr (!kPipeline) {
-        if (!first_tile) {
-          __syncthreads();  // every warp is done with K_{j−1}, V_{j−1}: the one buffer may be overwritten
-          LoadTileAsync<kD, kBc, kThreads, kSwizzle>(
-              shared_k, params.k + tile.head * head_elements + static_cast<std::size_t>(kv_col0) * kD, n - kv_col0,
-              thread);
-          LoadTileAsync<kD, kBc, kThreads, kSwizzle>(
-              shared_v, params.v + tile.head * head_elements + static_cast<std::size_t>(kv_col0) * kD, n - kv_col0,
-              thread);
-          CopyAsyncCommit();
-        }
-      }
-      // K_j (and Q_i) landed. Only the block's first tile may leave V_0 in flight (split first wait).
-      if (kSplitFirstWait && first_tile) CopyAsyncWait<1>();
-      else CopyAsyncWait<0>();
-      // K_j, V_j (and Q_i) copied by every thread are visible to all; with two buffers this barrier also means
-      // every warp finished tile j−1, so its buffer can take the next tile of the stream.
-      __syncthreads();
-      if constexpr (kPipeline) {
-        // The next K/V tile of the stream: K_{j+1}/V_{j+1}, or K_0/V_0 of the block's next work tile.
-        if (!last_j || has_next) {
-          const int next_head = last_j ? next_work / params.q_tiles : tile.head;
-          const int next_col0 = last_j ? 0 : kv_col0 + kBc;
-          const std::uint32_t next_stage = static_cast<std::uint32_t>(stage ^ 1) * Traits::kKVTileBytes;
-          LoadTileAsync<kD, kBc, kThreads, kSwizzle>(
-              shared_k + next_stage, params.k + next_head * head_elements + static_cast<std::size_t>(next_col0) * kD,
-              n - next_col0, thread);
-          LoadTileAsync<kD, kBc, kThreads, kSwizzle>(
-              shared_v + next_stage, params.v + next_head * head_elements + static_cast<std::size_t>(next_col0) * kD,
-              n - next_col0, thread);
-        }
-        CopyAsyncCommit();  // possibly empty: the group count per tile stays the same
-      }
-      if constexpr (kQInRegisters) {
-        if (j == 0) {
+    // Mask only where needed: the tile that crosses N, and (causal) tiles that cross this warp's diagonal.
+    const bool crosses_n = kv_col0 + kBc > n;
+    const bool crosses_diagonal = params.causal && kv_col0 + kBc - 1 > warp_row0;
+    if (crosses_n || crosses_diagonal) {
 #pragma unroll
-          for (int mi = 0; mi < kM; ++mi)
+      for (int mi = 0; mi < kM; ++mi) {
+        const int row_a = warp_row0 + mi * 16 + g, row_b = row_a + 8;
 #pragma unroll
-            for (int ks = 0; ks < kKSteps; ++ks)
-              LoadMatrixX4(q_fragment[mi][ks], ChunkAddress<kSwizzle>(q_lane, ks * 32) + mi * 16 * kRowBytes);
+        for (int t = 0; t < kSTiles; ++t) {
+#pragma unroll
+          for (int e = 0; e < 2; ++e) {
+            const int col = kv_col0 + t * 8 + 2 * c + e;
+            const bool out = col >= n;
+            if (out || (params.causal && col > row_a)) s[mi][t][e] = -INFINITY;
+            if (out || (params.causal && col > row_b)) s[mi][t][2 + e] = -INFINITY;
+          }
         }
       }
-      // A warp whose rows are all padding, or (causal) all before this tile's first key, has nothing to add; it
-      // still takes part in the block's barriers.
-      const bool warp_active = warp_has_rows && !(params.causal && kv_col0 > warp_row0 + kRowsPerWarp - 1);
-      const std::uint32_t stage_k_lane = k_lane + stage * Traits::kKVTileBytes;
-      const std::uint32_t stage_v_lane = v_lane + stage * Traits::kKVTileBytes;
+    }
 
-      // S_ij = Q_i K_jᵀ for this warp's rows: kM × kSTiles tiles of 16×8, fp32. Each K_j fragment feeds kM·2 mma.
-      float s[kM][kSTiles][4];
+    // Online softmax: m_new = max(m_old, rowmax S_ij); α = e^(scale·(m_old − m_new)); P̃_ij = e^(scale·(S_ij − m_new)).
+    float max_scaled[kM][2], alpha[kM][2];
+#pragma unroll
+    for (int mi = 0; mi < kM; ++mi) {
+      float tile_max[2] = {row_max[mi][0], row_max[mi][1]};
+#pragma unroll
+      for (int t = 0; t < kSTiles; ++t) {
+        tile_max[0] = fmaxf(tile_max[0], fmaxf(s[mi][t][0], s[mi][t][1]));
+        tile_max[1] = fmaxf(tile_max[1], fmaxf(s[mi][t][2], s[mi][t][3]));
+      }
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        // The four lanes of a quad hold the row's B_c columns between them.
+        tile_max[r] = fmaxf(tile_max[r], __shfl_xor_sync(0xffffffffu, tile_max[r], 1));
+        tile_max[r] = fmaxf(tile_max[r], __shfl_xor_sync(0xffffffffu, tile_max[r], 2));
+        // A row with every key so far masked keeps m = −∞; subtract 0 then so that no −∞ − (−∞) = NaN appears.
+        max_scaled[mi][r] = tile_max[r] == -INFINITY ? 0.0f : tile_max[r] * scale_log2;
+        alpha[mi][r] = tile_max[r] != row_max[mi][r] ? Exp2(row_max[mi][r] * scale_log2 - max_scaled[mi][r]) : 1.0f;
+        row_max[mi][r] = tile_max[r];
+        row_sum[mi][r] *= alpha[mi][r];
+      }
+    }
+    // O_i ← diag(α) O_i.
+#pragma unroll
+    for (int mi = 0; mi < kM; ++mi)
+#pragma unroll
+      for (int t = 0; t < kOTiles; ++t) {
+        o_acc[mi][t][0] *= alpha[mi][0];
+        o_acc[mi][t][1] *= alpha[mi][0];
+        o_acc[mi][t][2] *= alpha[mi][1];
+        o_acc[mi][t][3] *= alpha[mi][1];
+      }
+#pragma unroll
+    for (int mi = 0; mi < kM; ++mi)
+#pragma unroll
+      for (int t = 0; t < kSTiles; ++t)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          s[mi][t][e] = Exp2(fmaf(s[mi][t][e], scale_log2, -max_scaled[mi][e / 2]));
+          row_sum[mi][e / 2] += s[mi][t][e];
+        }
+
+    // O_i += P̃_ij V_j. The A operand of k-step u (keys 16u..16u+15) is S tiles 2u and 2u+1, repacked.
+    if constexpr (!kPInRegisters) {
+      __syncwarp();  // the lanes finished reading last tile's P̃ (ldmatrix below) before it is overwritten
+      // Row g, chunk t (cols 8t..8t+7), bytes 4c..4c+3 of the chunk (cols 2c, 2c+1); row g+8 is 8 rows down.
+      const std::uint32_t p_store_lane = warp_p + g * kPRowBytes + LaneChunkBytes<kSwizzle>(0, g % 8) + 4 * c;
 #pragma unroll
       for (int mi = 0; mi < kM; ++mi)
 #pragma unroll
-        for (int t = 0; t < kSTiles; ++t) s[mi][t][0] = s[mi][t][1] = s[mi][t][2] = s[mi][t][3] = 0.0f;
-      if (warp_active) {
-#pragma unroll
-        for (int ks = 0; ks < kKSteps; ++ks) {
-          std::uint32_t a[kM][4];
-#pragma unroll
-          for (int mi = 0; mi < kM; ++mi) {
-            if constexpr (kQInRegisters) {
-#pragma unroll
-              for (int r = 0; r < 4; ++r) a[mi][r] = q_fragment[mi][ks][r];
-            } else {
-              LoadMatrixX4(a[mi], ChunkAddress<kSwizzle>(q_lane, ks * 32) + mi * 16 * kRowBytes);
-            }
-          }
-#pragma unroll
-          for (int kp = 0; kp < kSTiles / 2; ++kp) {
-            std::uint32_t b[4];
-            LoadMatrixX4(b, ChunkAddress<kSwizzle>(stage_k_lane, ks * 32) + kp * 16 * kRowBytes);
-#pragma unroll
-            for (int mi = 0; mi < kM; ++mi) {
-              MmaM16N8K16<T>(s[mi][2 * kp], a[mi], b[0], b[1]);
-              MmaM16N8K16<T>(s[mi][2 * kp + 1], a[mi], b[2], b[3]);
-            }
-          }
+        for (int t = 0; t < kSTiles; ++t) {
+          const std::uint32_t top = PackPair<T>(s[mi][t][0], s[mi][t][1]);
+          const std::uint32_t bottom = PackPair<T>(s[mi][t][2], s[mi][t][3]);
+          const std::uint32_t address = ChunkAddress<kSwizzle>(p_store_lane, t * 16) + mi * 16 * kPRowBytes;
+          asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(address), "r"(top));
+          asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(address + 8 * kPRowBytes), "r"(bottom));
         }
-      }
-      // Last K/V tile of this Q tile: once every warp has read Q_i for the last time, copy the next work tile's
-      // Q into the same buffer; it lands while this tile's softmax, P̃V and the O_i store run.
-      if (last_j && has_next) {
-        __syncthreads();
-        const WorkTile next = DecodeWorkTile<kBr, kBc>(next_work, params.q_tiles, n, params.causal);
-        LoadTileAsyncRolled<kD, kBr, kThreads, kSwizzle>(
-            shared_q, params.q + next.head * head_elements + static_cast<std::size_t>(next.q_row0) * kD,
-            n - next.q_row0, thread);
-        CopyAsyncCommit();
-      }
-
-      float max_scaled[kM][2];
-      if (warp_active) {
-        // Mask only where needed: the tile that crosses N, and (causal) tiles that cross this warp's diagonal.
-        const bool crosses_n = kv_col0 + kBc > n;
-        const bool crosses_diagonal = params.causal && kv_col0 + kBc - 1 > warp_row0;
-        if (crosses_n || crosses_diagonal) {
-#pragma unroll
-          for (int mi = 0; mi < kM; ++mi) {
-            const int row_a = warp_row0 + mi * 16 + g, row_b = row_a + 8;
-#pragma unroll
-            for (int t = 0; t < kSTiles; ++t) {
-#pragma unroll
-              for (int e = 0; e < 2; ++e) {
-                const int col = kv_col0 + t * 8 + 2 * c + e;
-                const bool out = col >= n;
-                if (out || (params.causal && col > row_a)) s[mi][t][e] = -INFINITY;
-                if (out || (params.causal && col > row_b)) s[mi][t][2 + e] = -INFINITY;
-              }
-            }
-          }
-        }
-
-        // Online softmax: m_new = max(m_old, rowmax S_ij); α = e^(scale·(m_old − m_new));
-        // P̃_ij = e^(scale·(S_ij − m_new)).
-        float alpha[kM][2];
-#pragma unroll
-        for (int mi = 0; mi < kM; ++mi) {
-          float tile_max[2] = {row_max[mi][0], row_max[mi][1]};
-#pragma unroll
-          for (int t = 0; t < kSTiles; ++t) {
-            tile_max[0] = fmaxf(tile_max[0], fmaxf(s[mi][t][0], s[mi][t][1]));
-            tile_max[1] = fmaxf(tile_max[1], fmaxf(s[mi][t][2], s[mi][t][3]));
-          }
-#pragma unroll
-          for (int r = 0; r < 2; ++r) {
-            // The four lanes of a quad hold the row's B_c columns between them.
-            tile_max[r] = fmaxf(tile_max[r], __shfl_xor_sync(0xffffffffu, tile_max[r], 1));
-            tile_max[r] = fmaxf(tile_max[r], __shfl_xor_sync(0xffffffffu, tile_max[r], 2));
-            // A row with every key so far masked keeps m = −∞; subtract 0 then so that no −∞ − (−∞) = NaN appears.
-            max_scaled[mi][r] = tile_max[r] == -INFINITY ? 0.0f : tile_max[r] * scale_log2;
-            alpha[mi][r] = tile_max[r] != row_max[mi][r] ? Exp2(row_max[mi][r] * scale_log2 - max_scaled[mi][r]) : 1.0f;
-            row_max[mi][r] = tile_max[r];
-            row_sum[mi][r] *= alpha[mi][r];
-          }
-        }
-        // O_i ← diag(α) O_i.
-#pragma unroll
-        for (int mi = 0; mi < kM; ++mi)
-#pragma unroll
-          for (int t = 0; t < kOTiles; ++t) {
-            o_acc[mi][t][0] *= alpha[mi][0];
-            o_acc[mi][t][1] *= alpha[mi][0];
-            o_acc[mi][t][2] *= alpha[mi][1];
-            o_acc[mi][t][3] *= alpha[mi][1];
-          }
-#pragma unroll
-        for (int mi = 0; mi < kM; ++mi)
-#pragma unroll
-          for (int t = 0; t < kSTiles; ++t)
-#pragma unroll
-            for (int e = 0; e < 4; ++e) {
-              s[mi][t][e] = Exp2(fmaf(s[mi][t][e], scale_log2, -max_scaled[mi][e / 2]));
-              row_sum[mi][e / 2] += s[mi][t][e];
-            }
-      }
-
-      // Split first wait: V_0 was left in flight at the top of the block's first tile; wait for it now (the group
-      // committed since then, the next K/V tile, may stay in flight) and make every thread's part visible.
-      if (kSplitFirstWait && first_tile) {
-        // With two buffers the prefetch group is always the most recent one; with one, V_0's may be.
-        if constexpr (kPipeline) CopyAsyncWait<1>();
-        else CopyAsyncWait<0>();
-        __syncthreads();
-      }
-      first_tile = false;
-
-      // O_i += P̃_ij V_j. The A operand of k-step u (keys 16u..16u+15) is S tiles 2u and 2u+1, repacked.
-      if (warp_active) {
-        if constexpr (!kPInRegisters) {
-          __syncwarp();  // the lanes finished reading last tile's P̃ (ldmatrix below) before it is overwritten
-          // Row g, chunk t (cols 8t..8t+7), bytes 4c..4c+3 of the chunk (cols 2c, 2c+1); row g+8 is 8 rows down.
-          const std::uint32_t p_store_lane = warp_p + g * kPRowBytes + LaneChunkBytes<kSwizzle>(0, g % 8) + 4 * c;
-#pragma unroll
-          for (int mi = 0; mi < kM; ++mi)
-#pragma unroll
-            for (int t = 0; t < kSTiles; ++t) {
-              const std::uint32_t top = PackPair<T>(s[mi][t][0], s[mi][t][1]);
-              const std::uint32_t bottom = PackPair<T>(s[mi][t][2], s[mi][t][3]);
-              const std::uint32_t address = ChunkAddress<kSwizzle>(p_store_lane, t * 16) + mi * 16 * kPRowBytes;
-              asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(address), "r"(top));
-              asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(address + 8 * kPRowBytes), "r"(bottom));
-            }
-          __syncwarp();  // P̃ written by all lanes before any lane reads a fragment of it
-        }
-#pragma unroll
-        for (int u = 0; u < kPVSteps; ++u) {
-          std::uint32_t p[kM][4];
-#pragma unroll
-          for (int mi = 0; mi < kM; ++mi) {
-            if constexpr (kPInRegisters) {
-              p[mi][0] = PackPair<T>(s[mi][2 * u][0], s[mi][2 * u][1]);
-              p[mi][1] = PackPair<T>(s[mi][2 * u][2], s[mi][2 * u][3]);
-              p[mi][2] = PackPair<T>(s[mi][2 * u + 1][0], s[mi][2 * u + 1][1]);
-              p[mi][3] = PackPair<T>(s[mi][2 * u + 1][2], s[mi][2 * u + 1][3]);
-            } else {
-              LoadMatrixX4(p[mi], ChunkAddress<kSwizzle>(p_load_lane, u * 32) + mi * 16 * kPRowBytes);
-            }
-          }
-#pragma unroll
-          for (int dp = 0; dp < kOTiles / 2; ++dp) {
-            std::uint32_t b[4];
-            LoadMatrixX4Trans(b, ChunkAddress<kSwizzle>(stage_v_lane, dp * 32) + u * 16 * kRowBytes);
-#pragma unroll
-            for (int mi = 0; mi < kM; ++mi) {
-              MmaM16N8K16<T>(o_acc[mi][2 * dp], p[mi], b[0], b[1]);
-              MmaM16N8K16<T>(o_acc[mi][2 * dp + 1], p[mi], b[2], b[3]);
-            }
-          }
-        }
-      }
-      if constexpr (kPipeline) stage ^= 1;
+      __syncwarp();  // P̃ written by all lanes before any lane reads a fragment of it
     }
-
-    // O_i = diag(ℓ_i)⁻¹ O_i, written straight from the accumulators (rows ≥ N are padding and never stored).
-    if (warp_has_rows) {
-      T* o_head = params.o + tile.head * head_elements;
+#pragma unroll
+    for (int u = 0; u < kPVSteps; ++u) {
+      std::uint32_t p[kM][4];
 #pragma unroll
       for (int mi = 0; mi < kM; ++mi) {
-        float inverse_sum[2];
-#pragma unroll
-        for (int r = 0; r < 2; ++r) {
-          float sum = row_sum[mi][r];
-          sum += __shfl_xor_sync(0xffffffffu, sum, 1);
-          sum += __shfl_xor_sync(0xffffffffu, sum, 2);
-          inverse_sum[r] = 1.0f / sum;
+        if constexpr (kPInRegisters) {
+          p[mi][0] = PackPair<T>(s[mi][2 * u][0], s[mi][2 * u][1]);
+          p[mi][1] = PackPair<T>(s[mi][2 * u][2], s[mi][2 * u][3]);
+          p[mi][2] = PackPair<T>(s[mi][2 * u + 1][0], s[mi][2 * u + 1][1]);
+          p[mi][3] = PackPair<T>(s[mi][2 * u + 1][2], s[mi][2 * u + 1][3]);
+        } else {
+          LoadMatrixX4(p[mi], ChunkAddress<kSwizzle>(p_load_lane, u * 32) + mi * 16 * kPRowBytes);
         }
-        const int row_a = warp_row0 + mi * 16 + g, row_b = row_a + 8;
+      }
 #pragma unroll
-        for (int t = 0; t < kOTiles; ++t) {
-          const int col = t * 8 + 2 * c;
-          if (row_a < n)
-            *reinterpret_cast<std::uint32_t*>(o_head + static_cast<std::size_t>(row_a) * kD + col) =
-                PackPair<T>(o_acc[mi][t][0] * inverse_sum[0], o_acc[mi][t][1] * inverse_sum[0]);
-          if (row_b < n)
-            *reinterpret_cast<std::uint32_t*>(o_head + static_cast<std::size_t>(row_b) * kD + col) =
-                PackPair<T>(o_acc[mi][t][2] * inverse_sum[1], o_acc[mi][t][3] * inverse_sum[1]);
+      for (int dp = 0; dp < kOTiles / 2; ++dp) {
+        std::uint32_t b[4];
+        LoadMatrixX4Trans(b, ChunkAddress<kSwizzle>(stage_v_lane, dp * 32) + u * 16 * kRowBytes);
+#pragma unroll
+        for (int mi = 0; mi < kM; ++mi) {
+          MmaM16N8K16<T>(o_acc[mi][2 * dp], p[mi], b[0], b[1]);
+          MmaM16N8K16<T>(o_acc[mi][2 * dp + 1], p[mi], b[2], b[3]);
         }
       }
     }
-    if (!has_next) break;
-    work = next_work;
-    tile = DecodeWorkTile<kBr, kBc>(work, params.q_tiles, n, params.causal);
+  }
+
+  // O_i = diag(ℓ_i)⁻¹ O_i. Staged: every warp writes its rows, converted to 16 bits, into the Q_i buffer (same
+  // swizzled layout, conflict-free: the 8 rows of a store land in 8 bank groups), then the block copies the tile
+  // out row after row in 16-byte stores, a warp covering 512 contiguous bytes. Direct: each lane stores its
+  // 4-byte pairs from the accumulators, a warp instruction touching 8 rows × 16 bytes. Rows ≥ N are never stored.
+  T* o_head = params.o + head;
+  if constexpr (kStagedStore) __syncthreads();  // every warp is done reading Q_i (and K_j, V_j)
+  if (warp_has_rows) {
+#pragma unroll
+    for (int mi = 0; mi < kM; ++mi) {
+      float inverse_sum[2];
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        float sum = row_sum[mi][r];
+        sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+        sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+        inverse_sum[r] = 1.0f / sum;
+      }
+      const int row_a = warp_row0 + mi * 16 + g, row_b = row_a + 8;
+#pragma unroll
+      for (int t = 0; t < kOTiles; ++t) {
+        const std::uint32_t top = PackPair<T>(o_acc[mi][t][0] * inverse_sum[0], o_acc[mi][t][1] * inverse_sum[0]);
+        const std::uint32_t bottom =
+            PackPair<T>(o_acc[mi][t][2] * inverse_sum[1], o_acc[mi][t][3] * inverse_sum[1]);
+        if constexpr (kStagedStore) {
+          const int tile_row = warp * kRowsPerWarp + mi * 16 + g;  // row of Q_i's buffer; row + 8 has the same swizzle
+          const std::uint32_t address = shared_q + TileOffset<kD / 8, kSwizzle>(tile_row, t) + 4 * c;
+          asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(address), "r"(top));
+          asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(address + 8 * kRowBytes), "r"(bottom));
+        } else {
+          const int col = t * 8 + 2 * c;
+          if (row_a < n) *reinterpret_cast<std::uint32_t*>(o_head + static_cast<std::size_t>(row_a) * kD + col) = top;
+          if (row_b < n)
+            *reinterpret_cast<std::uint32_t*>(o_head + static_cast<std::size_t>(row_b) * kD + col) = bottom;
+        }
+      }
+    }
+  }
+  if constexpr (kStagedStore) {
+    __syncthreads();  // the whole O_i tile is in shared memory
+    constexpr int kChunksPerRow = kD / 8;
+#pragma unroll
+    for (int it = 0; it < kBr * kChunksPerRow / kThreads; ++it) {
+      const int index = it * kThreads + thread;
+      const int row = index / kChunksPerRow, chunk = index % kChunksPerRow;
+      if (q_row0 + row < n) {
+        uint4 value;
+        asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];\n"
+                     : "=r"(value.x), "=r"(value.y), "=r"(value.z), "=r"(value.w)
+                     : "r"(shared_q + TileOffset<kChunksPerRow, kSwizzle>(row, chunk)));
+        *reinterpret_cast<uint4*>(o_head + static_cast<std::size_t>(q_row0 + row) * kD + chunk * 8) = value;
+      }
+    }
   }
 }
 
@@ -600,12 +554,12 @@ inline constexpr unsigned kFlash2MmaDefaultShapeD128 = kFlagTwoMTiles;
 
 template <int kD>
 constexpr unsigned DefaultFlags() {
-  constexpr unsigned kAlways = kFlagSwizzle | kFlagPipeline | kFlagPInRegisters | kFlagSplitFirstWait;
+  constexpr unsigned kAlways = kFlagSwizzle | kFlagPipeline | kFlagPInRegisters | kFlagStagedStore;
   return kD == 64 ? (kAlways | kFlash2MmaDefaultShapeD64) : (kAlways | kFlash2MmaDefaultShapeD128);
 }
 
-// Each compile-time options bit flips one flag of the default (so options = 0 is the default, and a bit always
-// means "the other choice" for that one decision). kFlash2MmaOtherGrid is a launch choice, not a flag.
+// Each options bit flips one flag of the default (so options = 0 is the default, and a bit always means
+// "the other choice" for that one decision).
 constexpr unsigned FlagsForOptions(unsigned default_flags, unsigned options) {
   unsigned flip = 0;
   if (options & kFlash2MmaNoSwizzle) flip |= kFlagSwizzle;
@@ -613,69 +567,40 @@ constexpr unsigned FlagsForOptions(unsigned default_flags, unsigned options) {
   if (options & kFlash2MmaPThroughSmem) flip |= kFlagPInRegisters;
   if (options & kFlash2MmaOtherQPlacement) flip |= kFlagQInRegisters;
   if (options & kFlash2MmaOtherWarpRows) flip |= kFlagTwoMTiles;
-  if (options & kFlash2MmaJointFirstWait) flip |= kFlagSplitFirstWait;
+  if (options & kFlash2MmaDirectStore) flip |= kFlagStagedStore;
   return default_flags ^ flip;
 }
 
-// The grid: one block per work tile (the hardware hands tiles to multiprocessors as blocks finish: the
-// balance causal needs, longest first), or persistent (as many blocks as fit at once, each taking every
-// gridDim.x-th tile: no block launch, prologue or tail per tile, and the next tile's loads overlap the last
-// K/V tile; all tiles the same length, as without a causal mask, keep the blocks even). Default: persistent
-// without the causal mask, one block per tile with it; kFlash2MmaOtherGrid picks the other.
-inline bool UsePersistentGrid(bool causal, unsigned options) {
-  return causal == ((options & kFlash2MmaOtherGrid) != 0);
-}
-
 template <typename T, int kD, unsigned kFlags>
-cudaError_t LaunchFlash2MmaFlags(const Flash2MmaParams<T>& params, bool persistent, cudaStream_t stream) {
+cudaError_t LaunchFlash2MmaFlags(const Flash2MmaParams<T>& params, int batch_heads, cudaStream_t stream) {
   using Traits = Flash2MmaTraits<kD, kFlags>;
   auto* kernel = &Flash2MmaKernel<T, kD, kFlags>;
-  // More than 48 KB of dynamic shared memory must be asked for once per kernel; the blocks that fit on one
-  // multiprocessor (registers, shared memory) size the persistent grid.
+  // More than 48 KB of dynamic shared memory must be asked for once per kernel.
   static const cudaError_t attribute_status =
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Traits::kSharedBytes);
   if (attribute_status != cudaSuccess) return attribute_status;
-  static int resident_blocks = 0;
-  if (persistent && resident_blocks == 0) {
-    int device = 0, multiprocessors = 0, per_multiprocessor = 0;
-    cudaError_t status = cudaGetDevice(&device);
-    if (status == cudaSuccess)
-      status = cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device);
-    if (status == cudaSuccess)
-      status = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_multiprocessor, kernel, Traits::kThreads,
-                                                             Traits::kSharedBytes);
-    if (status != cudaSuccess) return status;
-    resident_blocks = multiprocessors * (per_multiprocessor > 0 ? per_multiprocessor : 1);
-  }
-  const int blocks = persistent ? std::min(params.work_tiles, resident_blocks) : params.work_tiles;
-  kernel<<<blocks, Traits::kThreads, Traits::kSharedBytes, stream>>>(params);
+  const dim3 grid((params.n + Traits::kBr - 1) / Traits::kBr, batch_heads);
+  kernel<<<grid, Traits::kThreads, Traits::kSharedBytes, stream>>>(params);
   return cudaGetLastError();
 }
 
 template <typename T, int kD, unsigned... kFlags>
-cudaError_t LaunchByFlags(unsigned flags, const Flash2MmaParams<T>& params, bool persistent, cudaStream_t stream,
+cudaError_t LaunchByFlags(unsigned flags, const Flash2MmaParams<T>& params, int batch_heads, cudaStream_t stream,
                           std::integer_sequence<unsigned, kFlags...>) {
-  using Launcher = cudaError_t (*)(const Flash2MmaParams<T>&, bool, cudaStream_t);
+  using Launcher = cudaError_t (*)(const Flash2MmaParams<T>&, int, cudaStream_t);
   static constexpr Launcher kTable[] = {&LaunchFlash2MmaFlags<T, kD, kFlags>...};
-  return kTable[flags](params, persistent, stream);
+  return kTable[flags](params, batch_heads, stream);
 }
 
 // One dtype and d: the kernel for AttentionArgs::options (already validated by LaunchFlash2Mma).
 template <typename T, int kD>
 cudaError_t DispatchFlash2Mma(const AttentionArgs& args, float scale_log2) {
-  const int n = args.shape.n;
-  const int q_tiles = (n + 127) / 128;
-  const Flash2MmaParams<T> params{static_cast<const T*>(args.q),
-                                  static_cast<const T*>(args.k),
-                                  static_cast<const T*>(args.v),
-                                  static_cast<T*>(args.o),
-                                  n,
-                                  q_tiles,
-                                  q_tiles * args.shape.batch * args.shape.heads,
-                                  scale_log2,
+  const Flash2MmaParams<T> params{static_cast<const T*>(args.q), static_cast<const T*>(args.k),
+                                  static_cast<const T*>(args.v), static_cast<T*>(args.o),
+                                  args.shape.n,                  scale_log2,
                                   args.shape.causal};
   const unsigned flags = FlagsForOptions(DefaultFlags<kD>(), args.options);
-  return LaunchByFlags<T, kD>(flags, params, UsePersistentGrid(args.shape.causal, args.options), args.stream,
+  return LaunchByFlags<T, kD>(flags, params, args.shape.batch * args.shape.heads, args.stream,
                               std::make_integer_sequence<unsigned, 1u << kFlagCount>{});
 }
 

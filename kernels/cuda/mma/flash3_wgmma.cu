@@ -110,6 +110,11 @@ template <int kPending>
 __device__ __forceinline__ void WgmmaWait() {
   asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(kPending) : "memory");
 }
+// A barrier for one warpgroup (128 threads) of the block: id 1 + consumer (0 is __syncthreads).
+__device__ __forceinline__ void WarpgroupBarrier(int id) {
+  asm volatile("bar.sync %0, 128;\n" ::"r"(id) : "memory");
+}
+
 // Ties registers to this point of the program, so that the compiler neither reads an accumulator before the
 // wgmma that writes it has been waited for nor reuses an operand register while a wgmma may still read it.
 template <int kCount>
@@ -251,8 +256,11 @@ enum Flash3Flag : unsigned {
   // (FlashAttention-3's intra-warpgroup overlap): S_j and P̃_{j−1}V_{j−1} are issued together, S_j is waited for
   // alone, and O is rescaled once the product landed. Off: S_j, softmax, P̃_j V_j one after the other.
   kFlagOverlapSoftmax = 1u << 0,
+  // O_i leaves through a shared-memory staging tile in 16-byte coalesced stores (a warp writes 512 contiguous
+  // bytes) instead of 4-byte stores straight from the accumulators (a warp instruction: 8 rows × 16 bytes).
+  kFlagStagedStore = 1u << 1,
 };
-inline constexpr unsigned kFlash3FlagCount = 1;
+inline constexpr unsigned kFlash3FlagCount = 2;
 
 template <int kD>
 struct Flash3Traits {
@@ -268,10 +276,12 @@ struct Flash3Traits {
   static constexpr int kTileBytes = kBc * kD * 2;  // one K_j or V_j tile
   static constexpr int kQBlockBytes = kBr * 128;   // one 64-column block of Q_i
   static constexpr int kKVBlockBytes = kBc * 128;  // one 64-column block of K_j or V_j
-  // Byte offsets from the 1024-aligned base: Q | K stages | V stages | barriers.
+  // Byte offsets from the 1024-aligned base: Q | K stages | V stages | O staging | barriers. (The O staging tile
+  // cannot reuse Q_i's buffer: the producer is already loading the next work tile's Q into it.)
   static constexpr int kKOffset = kQBytes;
   static constexpr int kVOffset = kKOffset + kStages * kTileBytes;
-  static constexpr int kBarrierOffset = kVOffset + kStages * kTileBytes;
+  static constexpr int kOOffset = kVOffset + kStages * kTileBytes;
+  static constexpr int kBarrierOffset = kOOffset + kQBytes;
   // Barriers: Q full, Q empty, then per stage K full, V full, K empty, V empty (K_j is released after S_j,
   // V_j after P̃_j V_j, which with the overlap comes one tile later).
   static constexpr int kBarriers = 2 + 4 * kStages;
@@ -321,6 +331,7 @@ struct SharedLayout {
   __device__ std::uint32_t Q() const { return base; }
   __device__ std::uint32_t K(int stage) const { return base + Traits::kKOffset + stage * Traits::kTileBytes; }
   __device__ std::uint32_t V(int stage) const { return base + Traits::kVOffset + stage * Traits::kTileBytes; }
+  __device__ std::uint32_t O() const { return base + Traits::kOOffset; }
   __device__ std::uint32_t QFull() const { return base + Traits::kBarrierOffset; }
   __device__ std::uint32_t QEmpty() const { return QFull() + 8; }
   __device__ std::uint32_t KFull(int stage) const { return QFull() + 16 + 32 * stage; }
@@ -490,6 +501,7 @@ __global__ void __launch_bounds__(Flash3Traits<kD>::kThreads, 1)
   using Traits = Flash3Traits<kD>;
   constexpr int kBr = Traits::kBr, kBc = Traits::kBc, kStages = Traits::kStages;
   constexpr bool kOverlap = (kFlags & kFlagOverlapSoftmax) != 0;
+  constexpr bool kStagedStore = (kFlags & kFlagStagedStore) != 0;
   extern __shared__ unsigned char shared_raw[];
   const SharedLayout<kD> smem{(SharedAddress(shared_raw) + 1023u) & ~1023u};
 
@@ -618,7 +630,9 @@ __global__ void __launch_bounds__(Flash3Traits<kD>::kThreads, 1)
       }
       it += tile.kv_tiles;
 
-      // O_i = diag(ℓ_i)⁻¹ O_i, written straight from the accumulators (rows ≥ N are padding, never stored).
+      // O_i = diag(ℓ_i)⁻¹ O_i. Staged: the warpgroup writes its 64 rows, converted to 16 bits, into the O staging
+      // tile (Q's swizzled layout: the 8 rows of one store land in 8 bank groups), then copies them out row after
+      // row in 16-byte stores. Direct: 4-byte pairs straight from the accumulators. Rows ≥ N are never stored.
       float inverse_sum[2];
 #pragma unroll
       for (int r = 0; r < 2; ++r) {
@@ -629,15 +643,44 @@ __global__ void __launch_bounds__(Flash3Traits<kD>::kThreads, 1)
       }
       T* o_head = static_cast<T*>(params.o) + static_cast<std::size_t>(tile.head) * n * kD;
       const int row_b = row_a + 8;
+      if constexpr (kStagedStore) WarpgroupBarrier(1 + consumer);  // the last tile's copy-out has read the tile
 #pragma unroll
       for (int t = 0; t < kD / 8; ++t) {
-        const int col = t * 8 + 2 * quad;
-        if (row_a < n)
-          *reinterpret_cast<std::uint32_t*>(o_head + static_cast<std::size_t>(row_a) * kD + col) =
-              PackPair<T>(o_acc[4 * t] * inverse_sum[0], o_acc[4 * t + 1] * inverse_sum[0]);
-        if (row_b < n)
-          *reinterpret_cast<std::uint32_t*>(o_head + static_cast<std::size_t>(row_b) * kD + col) =
-              PackPair<T>(o_acc[4 * t + 2] * inverse_sum[1], o_acc[4 * t + 3] * inverse_sum[1]);
+        const std::uint32_t top = PackPair<T>(o_acc[4 * t] * inverse_sum[0], o_acc[4 * t + 1] * inverse_sum[0]);
+        const std::uint32_t bottom =
+            PackPair<T>(o_acc[4 * t + 2] * inverse_sum[1], o_acc[4 * t + 3] * inverse_sum[1]);
+        if constexpr (kStagedStore) {
+          const int tile_row = consumer * 64 + warp * 16 + g;  // tile_row + 8 has the same swizzle
+          const std::uint32_t address = smem.O() + (t / 8) * Traits::kQBlockBytes + tile_row * 128 +
+                                        (((t % 8) ^ (tile_row % 8)) * 16) + 4 * quad;
+          asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(address), "r"(top));
+          asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(address + 8 * 128), "r"(bottom));
+        } else {
+          const int col = t * 8 + 2 * quad;
+          if (row_a < n) *reinterpret_cast<std::uint32_t*>(o_head + static_cast<std::size_t>(row_a) * kD + col) = top;
+          if (row_b < n)
+            *reinterpret_cast<std::uint32_t*>(o_head + static_cast<std::size_t>(row_b) * kD + col) = bottom;
+        }
+      }
+      if constexpr (kStagedStore) {
+        WarpgroupBarrier(1 + consumer);  // the warpgroup's 64 rows are in shared memory
+        constexpr int kChunksPerRow = kD / 8;
+        const int thread_in_group = threadIdx.x % 128;
+#pragma unroll
+        for (int step = 0; step < 64 * kChunksPerRow / 128; ++step) {
+          const int index = step * 128 + thread_in_group;
+          const int row = index / kChunksPerRow, chunk = index % kChunksPerRow;
+          const int tile_row = consumer * 64 + row;
+          if (tile.q_row0 + tile_row < n) {
+            uint4 value;
+            asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];\n"
+                         : "=r"(value.x), "=r"(value.y), "=r"(value.z), "=r"(value.w)
+                         : "r"(smem.O() + (chunk / 8) * Traits::kQBlockBytes + tile_row * 128 +
+                               (((chunk % 8) ^ (tile_row % 8)) * 16)));
+            *reinterpret_cast<uint4*>(o_head + static_cast<std::size_t>(tile.q_row0 + tile_row) * kD + chunk * 8) =
+                value;
+          }
+        }
       }
     }
   }
@@ -736,6 +779,7 @@ std::string Flash3WgmmaOptionsName(unsigned options) {
   const auto add = [&](const std::string& part) { name += (name.empty() ? "" : "+") + part; };
   if (options & kFlash3WgmmaOtherGrid) add("other-grid");
   if (options & kFlash3WgmmaSerialSoftmax) add("serial-softmax");
+  if (options & kFlash3WgmmaDirectStore) add("direct-store");
   if (options & ~kFlash3WgmmaAllOptions) add(Sprintf("unknown-0x%x", options & ~kFlash3WgmmaAllOptions));
   return name;
 }
@@ -774,15 +818,29 @@ cudaError_t LaunchFlash3Wgmma(const AttentionArgs& args) {
   const int q_tiles = (n + 127) / 128;
   const Flash3Params params{args.o, n, q_tiles, q_tiles * batch_heads, args.shape.scale * 1.4426950408889634f,
                             args.shape.causal ? 1 : 0};
-  // Default grid: persistent without the causal mask, one block per Q tile with it (flash2_mma's reasons).
-  const bool persistent = args.shape.causal == ((args.options & kFlash3WgmmaOtherGrid) != 0);
-  const bool overlap = (args.options & kFlash3WgmmaSerialSoftmax) == 0;
+  // Default grid (H200 run of 2026-11-21, kernels/README.md): persistent, except causal at d = 128, where one
+  // block per Q tile (the hardware balancing the uneven tiles) measured 4-10% faster; causal at d = 64 the
+  // persistent grid was 7-14% faster (the producer prefetching the next tile matters more for short tiles).
+  const bool default_persistent = !(args.shape.causal && d == 128);
+  const bool persistent = default_persistent != ((args.options & kFlash3WgmmaOtherGrid) != 0);
+  // Each compile-time options bit flips one flag of the default kernel (overlap on, staged store on).
+  const unsigned flags = (wgmma_detail::kFlagOverlapSoftmax | wgmma_detail::kFlagStagedStore) ^
+                         ((args.options & kFlash3WgmmaSerialSoftmax) ? wgmma_detail::kFlagOverlapSoftmax : 0u) ^
+                         ((args.options & kFlash3WgmmaDirectStore) ? wgmma_detail::kFlagStagedStore : 0u);
   const auto launch = [&](auto element, auto head_dim) {
     using T = decltype(element);
     constexpr int kD = decltype(head_dim)::value;
-    return overlap ? LaunchKernel<T, kD, wgmma_detail::kFlagOverlapSoftmax>(args, q_map, k_map, v_map, params,
-                                                                          persistent)
-                   : LaunchKernel<T, kD, 0>(args, q_map, k_map, v_map, params, persistent);
+    using wgmma_detail::kFlagOverlapSoftmax;
+    using wgmma_detail::kFlagStagedStore;
+    switch (flags) {
+      case 0: return LaunchKernel<T, kD, 0>(args, q_map, k_map, v_map, params, persistent);
+      case kFlagOverlapSoftmax:
+        return LaunchKernel<T, kD, kFlagOverlapSoftmax>(args, q_map, k_map, v_map, params, persistent);
+      case kFlagStagedStore: return LaunchKernel<T, kD, kFlagStagedStore>(args, q_map, k_map, v_map, params, persistent);
+      default:
+        return LaunchKernel<T, kD, kFlagOverlapSoftmax | kFlagStagedStore>(args, q_map, k_map, v_map, params,
+                                                                           persistent);
+    }
   };
   using D64 = std::integral_constant<int, 64>;
   using D128 = std::integral_constant<int, 128>;

@@ -13,19 +13,22 @@
 namespace flashviz::cuda {
 
 // AttentionArgs::options bits. As for flash2_mma, each flips one choice of the shipped kernel (0), so its gain
-// is measured on the same code: 8 kernels in all (2 dtypes × 2 d × the one compile-time bit).
+// is measured on the same code: 16 kernels in all (2 dtypes × 2 d × the two compile-time bits).
 enum Flash3WgmmaOption : unsigned {
-  // The other grid than the default for the causal flag (as flash2_mma's kFlash2MmaOtherGrid): default
-  // persistent without the causal mask (one block per multiprocessor, each taking every gridDim.x-th (head,
-  // Q tile) pair, the producer loading the next pair's Q and K/V while the consumers finish the last one), one
-  // block per Q tile with it.
+  // The other grid than the default: persistent (one block per multiprocessor, each taking every gridDim.x-th
+  // (head, Q tile) pair, the producer loading the next pair's Q and K/V while the consumers finish the last one)
+  // everywhere except causal at d = 128, which runs one block per Q tile. A launch choice (no kernel of its own).
   kFlash3WgmmaOtherGrid = 1u << 0,
   // Inside each consumer warpgroup, S_j, its softmax and P̃_j V_j one after the other, instead of the default
   // intra-warpgroup overlap (S_j issued together with P̃_{j−1} V_{j−1}, the softmax of tile j running while the
   // tensor cores finish that product; FlashAttention-3's Algorithm 2). A kernel of its own.
   kFlash3WgmmaSerialSoftmax = 1u << 1,
+  // O_i stored straight from the accumulators (4-byte pairs) instead of through a shared-memory staging tile and
+  // 16-byte coalesced stores. A kernel of its own.
+  kFlash3WgmmaDirectStore = 1u << 2,
 };
-inline constexpr unsigned kFlash3WgmmaAllOptions = kFlash3WgmmaOtherGrid | kFlash3WgmmaSerialSoftmax;
+inline constexpr unsigned kFlash3WgmmaAllOptions =
+    kFlash3WgmmaOtherGrid | kFlash3WgmmaSerialSoftmax | kFlash3WgmmaDirectStore;
 
 std::string Flash3WgmmaOptionsName(unsigned options);
 

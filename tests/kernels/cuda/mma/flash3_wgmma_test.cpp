@@ -1,7 +1,7 @@
 // flash3_wgmma against the float64 reference: random and edge shapes (N < 128, N not a multiple of B_r = B_c =
 // 128, several heads), fp16 and bf16, d = 64 and 128, causal and not, both grids (one block per Q tile, and the
 // persistent grid with more (head, Q tile) pairs than blocks), both consumer schedules (softmax overlapped with
-// P̃V, and serial); plus the "not applicable" answers. Every input is
+// P̃V, and serial), both O stores (staged, direct); plus the "not applicable" answers. Every input is
 // fresh N(0, 1) noise from a seed printed on failure; the output is poisoned with NaN first, so an element the
 // kernel never wrote fails. Tolerances as flash2_mma's (mma_check::Tolerance). Needs a Hopper GPU (label gpu):
 // SKIPPED without a GPU, and on a GPU of another generation, with the reason.
@@ -108,6 +108,7 @@ INSTANTIATE_TEST_SUITE_P(EveryVariant, Flash3WgmmaMatchesReference,
                                             ::testing::Bool(),
                                             ::testing::Values(0u, unsigned{kFlash3WgmmaOtherGrid},
                                                               unsigned{kFlash3WgmmaSerialSoftmax},
+                                                              unsigned{kFlash3WgmmaDirectStore},
                                                               unsigned{kFlash3WgmmaAllOptions})),
                          CaseName);
 
@@ -119,7 +120,8 @@ TEST(Flash3Wgmma, PersistentGridWalksManyTiles) {
   for (DType dtype : {DType::kFp16, DType::kBf16})
     for (int d : {64, 128})
       for (bool causal : {false, true})
-        for (unsigned options : {0u, unsigned{kFlash3WgmmaOtherGrid}, unsigned{kFlash3WgmmaSerialSoftmax}}) {
+        for (unsigned options : {0u, unsigned{kFlash3WgmmaOtherGrid}, unsigned{kFlash3WgmmaSerialSoftmax},
+                                 unsigned{kFlash3WgmmaDirectStore}}) {
           DeviceProblem problem(AttentionShape{4, 100, 300, d, 1.0f / std::sqrt(static_cast<float>(d)), causal},
                                 dtype, options);
           const std::uint64_t seed = FreshSeed();
@@ -182,8 +184,8 @@ TEST(Flash3Wgmma, SaysWhyItDoesNotApply) {
   EXPECT_EQ(LaunchFlash3Wgmma(args), cudaErrorInvalidValue);  // null tensors
   EXPECT_EQ(Flash3WgmmaOptionsName(0), "default");
   EXPECT_EQ(Flash3WgmmaOptionsName(kFlash3WgmmaOtherGrid), "other-grid");
-  EXPECT_EQ(Flash3WgmmaOptionsName(kFlash3WgmmaAllOptions), "other-grid+serial-softmax");
-  EXPECT_EQ(Flash3WgmmaOptionsName(kFlash3WgmmaOtherGrid | 4u), "other-grid+unknown-0x4");
+  EXPECT_EQ(Flash3WgmmaOptionsName(kFlash3WgmmaAllOptions), "other-grid+serial-softmax+direct-store");
+  EXPECT_EQ(Flash3WgmmaOptionsName(kFlash3WgmmaOtherGrid | 8u), "other-grid+unknown-0x8");
 }
 
 }  // namespace
