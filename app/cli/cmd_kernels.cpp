@@ -19,6 +19,13 @@ struct KernelsOptions {
   bool brief = false;
 };
 
+// `text` padded with spaces to `width` columns as a terminal shows them (UTF-8: one column per code point).
+std::string Pad(const std::string& text, std::size_t width) {
+  std::size_t columns = 0;
+  for (unsigned char c : text) columns += (c & 0xC0) != 0x80;
+  return columns >= width ? text + " " : text + std::string(width - columns, ' ');
+}
+
 // Where the kernels would run, or why they cannot.
 std::string RuntimeLine() {
 #ifdef FLASHVIZ_HAVE_CUDA
@@ -32,11 +39,11 @@ std::string RuntimeLine() {
 int RunKernels(const KernelsOptions& o) {
   const auto catalogue = cuda::Catalogue();
   std::printf("%zu CUDA variants (kernels/cuda/registry_rows.inc); %s\n\n", catalogue.size(), RuntimeLine().c_str());
-  std::printf(" #  %-12s %-16s %-14s %s\n", "id", "dtypes", "d", "tiles");
+  std::printf(" #  %s%s%s%s\n", Pad("id", 13).c_str(), Pad("dtypes", 17).c_str(), Pad("d", 15).c_str(), "tiles");
   int index = 0;
   for (const cuda::VariantInfo& v : catalogue)
-    std::printf("%2d  %-12s %-16s %-14s %s\n", ++index, v.id, cuda::DTypesText(v.dtypes).c_str(),
-                cuda::HeadDimsText(v).c_str(), v.tiles);
+    std::printf("%2d  %s%s%s%s\n", ++index, Pad(v.id, 13).c_str(), Pad(cuda::DTypesText(v.dtypes), 17).c_str(),
+                Pad(cuda::HeadDimsText(v), 15).c_str(), v.tiles);
   if (o.brief) return 0;
   for (const cuda::VariantInfo& v : catalogue) {
     std::printf("\n%s — %s\n", v.id, v.name);

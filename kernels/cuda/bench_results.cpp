@@ -186,7 +186,7 @@ std::vector<BenchRow> ParseBenchCsv(std::string_view text, const std::string& so
 
 std::string DescribeSweep(const SweepSpec& spec, std::size_t points) {
   const auto [low, high] = std::minmax_element(spec.n_values.begin(), spec.n_values.end());
-  const std::string n_range = *low == *high ? std::to_string(*low) : Sprintf("%d…%d", *low, *high);
+  const std::string n_range = *low == *high ? std::to_string(*low) : Sprintf("%d to %d", *low, *high);
   const std::string heads = spec.batch > 0 ? Sprintf("B = %d, H = %d", spec.batch, spec.heads)
                                            : Sprintf("H = %d, B·H = min(1024, 2³²/N²)", spec.heads);
   return Sprintf("%zu points: %zu kernel%s × N = %s, d = %d, %s, %s%s", points, spec.kernels.size(),

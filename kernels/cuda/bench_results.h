@@ -56,7 +56,8 @@ std::string BenchCsvLine(const BenchRow& row);  // one line, with '\n'; fields w
 // numbers are NaN). Throws InputError("<source>: line L: ...") on malformed input.
 std::vector<BenchRow> ParseBenchCsv(std::string_view text, const std::string& source);
 
-// "12 points: 7 kernels × N = 512…16384, d = 64, fp32, B·H auto": one line for progress headers.
+// "42 points: 7 kernels × N = 512 to 16384, d = 64, fp32, H = 16, B·H = min(1024, 2³²/N²)": for progress
+// headers and plot titles.
 std::string DescribeSweep(const SweepSpec& spec, std::size_t points);
 
 }  // namespace flashviz::cuda

@@ -6,7 +6,9 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <chrono>
 #include <string>
+#include <thread>
 
 #include "tests/viz/headless.h"
 #include "viz/bench_plot.h"
@@ -96,6 +98,44 @@ TEST(BenchmarkPanel, DrawsManyFramesWithoutAGpuOrData) {
       ImGui::Render();
     }
   EXPECT_EQ(ui.benchmark.d, 64);  // drawing alone changes nothing
+}
+
+TEST(BenchmarkPanel, ASweepRunsInTheBackgroundWhileFramesGoOn) {
+  // Needs a GPU (SKIPPED without one): a tiny sweep through the panel's own request, frames drawn meanwhile.
+  testing::HeadlessImGui imgui(ImVec2(1280, 720));
+  Model model;
+  UiState ui;
+  ui.benchmark.kernels = {{"naive", false}, {"tiled", false}, {"flash1", false}, {"flash2_row", false},
+                          {"flash2_wmma", false}, {"math", false}, {"flash2_warp", true}};
+  ui.benchmark.n_min_log2 = 7;
+  ui.benchmark.n_max_log2 = 8;
+  ui.benchmark.auto_heads = false;
+  ui.benchmark.batch = 1;
+  ui.benchmark.heads = 2;
+  ui.benchmark.run_requested = true;
+  const auto frame = [&] {
+    ImGui::NewFrame();
+    ImGui::SetNextWindowSize(ImVec2(1200, 700));
+    ImGui::Begin("benchmark");
+    DrawBenchmarkPanel(model, ui);
+    ImGui::End();
+    ImGui::Render();
+  };
+  frame();
+  if (!CurrentBenchmarkProgress().running && CurrentBenchmarkProgress().total == 0)
+    GTEST_SKIP() << "no sweep started: " << ui.benchmark.message;
+  int frames = 1;
+  for (; CurrentBenchmarkProgress().running && frames < 6000; ++frames) {
+    frame();  // the UI keeps drawing while the points are measured
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  frame();
+  const BenchmarkProgress progress = CurrentBenchmarkProgress();
+  EXPECT_FALSE(progress.running);
+  EXPECT_EQ(progress.total, 2u);
+  EXPECT_EQ(progress.done, 2u);
+  EXPECT_EQ(progress.measured, 2u) << ui.benchmark.message;
+  EXPECT_LT(frames, 6000) << "the sweep did not finish";
 }
 
 }  // namespace

@@ -253,15 +253,7 @@ void DrawControls(BenchmarkPanelState& s, bool can_run, bool running) {
              "then 2 warm-ups and this many runs timed with CUDA events (L2 flushed before each); the median is plotted.");
   ImGui::SameLine();
   ImGui::BeginDisabled(!can_run || running);
-  if (ImGui::Button("Run sweep")) {
-    try {
-      const cuda::SweepSpec spec = SpecFrom(s);
-      Runner().Start(cuda::SweepPoints(spec), spec);
-      s.message = cuda::DescribeSweep(spec, spec.kernels.size() * spec.n_values.size());
-    } catch (const std::exception& e) {
-      s.message = e.what();
-    }
-  }
+  if (ImGui::Button("Run sweep")) s.run_requested = true;
   ImGui::EndDisabled();
   if (running) {
     ImGui::SameLine();
@@ -379,11 +371,36 @@ void DrawSpeedupTable(const std::vector<cuda::BenchRow>& rows) {
 // [SECTION] the panel
 // ---------------------------------------------------------------------------------------------------------
 
+BenchmarkProgress CurrentBenchmarkProgress() {
+  const BenchmarkRunner& runner = Runner();
+  const BenchmarkRunner::Snapshot snap = runner.Read();
+  BenchmarkProgress progress;
+  progress.running = runner.running();
+  progress.done = snap.done;
+  progress.total = snap.total;
+  for (const cuda::BenchRow& row : snap.ours) ++(row.Ok() ? progress.measured : progress.not_run);
+  return progress;
+}
+
 void DrawBenchmarkPanel(const Model& /*model*/, UiState& ui) {
   BenchmarkPanelState& s = ui.benchmark;
   const Palette& pal = GetPalette();
   const std::optional<std::string>& unavailable = RunUnavailableReason();
   BenchmarkRunner& runner = Runner();
+  if (s.run_requested) {  // the Run button, or a test
+    s.run_requested = false;
+    if (unavailable) {
+      s.message = *unavailable;
+    } else if (!runner.running()) {
+      try {
+        const cuda::SweepSpec spec = SpecFrom(s);
+        runner.Start(cuda::SweepPoints(spec), spec);
+        s.message = cuda::DescribeSweep(spec, spec.kernels.size() * spec.n_values.size());
+      } catch (const std::exception& e) {
+        s.message = e.what();
+      }
+    }
+  }
   const bool running = runner.running();
   const BenchmarkRunner::Snapshot snap = runner.Read();
 

@@ -3,6 +3,7 @@
 // its results) lives in benchmark_panel.cpp: it is work in progress, not something a session stores.
 #pragma once
 
+#include <cstddef>
 #include <map>
 #include <string>
 
@@ -24,6 +25,16 @@ struct BenchmarkPanelState {
   std::string export_csv_path = "flashviz-bench.csv";
   std::string export_png_path = "flashviz-bench.png";
   std::string message;            // the last load/export result, one line
+  bool run_requested = false;     // request: start a sweep with these settings (the Run button sets it)
 };
+
+// Where the panel's sweep stands (it runs on a background thread): for tests and status lines.
+struct BenchmarkProgress {
+  bool running = false;
+  std::size_t done = 0, total = 0;  // points of the current or last sweep
+  std::size_t measured = 0;         // rows on screen that were validated and timed ("ok")
+  std::size_t not_run = 0;          // rows that say why not (not applicable, failed validation, error)
+};
+BenchmarkProgress CurrentBenchmarkProgress();
 
 }  // namespace flashviz
