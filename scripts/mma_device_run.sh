@@ -5,8 +5,8 @@
 # /work/notes/device.md); DIR/before/flash2_mma_bench, when present, is an older build of the driver timed in the
 # same run (kernel "flash2_mma@HEAD" in the CSV) so that a change is measured against the code it replaces.
 #   scripts/mma_device_run.sh DIR OUTDIR
-# Knobs (environment): KERNELS (flash2_mma,flash3_wgmma), ABLATION_D (128,64), ABLATION_N (1024,2048,8192),
-# ABLATION_OPTIONS (0,32), SKIP_SANITIZE=1.
+# Knobs (environment): KERNELS (flash2_mma,flash3_wgmma), MAIN_OPTIONS (0: the options of the main pass), ABLATION_D (128,64), ABLATION_N (1024,2048,8192),
+# ABLATION_OPTIONS (0,64), SKIP_SANITIZE=1.
 set -u -o pipefail
 D=${1:?binary folder}; OUT=${2:?output folder}
 # The binaries travel gzipped (64 kernels per dtype and d make them 35 MB each; the carry limit is 64 MiB).
@@ -35,7 +35,7 @@ timeout 150 "$D/kernels_cuda_mma_tests" --gtest_brief=1 --gtest_filter="$FILTER"
 echo "tests rc=$?"
 grep -E "FAILED|PASSED|SKIPPED \]|tests from" "$OUT/tests.log" | head -30
 stamp "timing (default options)"
-timeout 150 "$D/flash2_mma_bench" time --kernel "$KERNELS" --csv "$OUT/ours.csv" 2>&1 | tee "$OUT/run.log" |
+timeout 150 "$D/flash2_mma_bench" time --kernel "$KERNELS" --options "${MAIN_OPTIONS:-0}" --csv "$OUT/ours.csv" 2>&1 | tee "$OUT/run.log" |
   grep -E -A3 "FAIL" | cut -c1-160 | head -40
 stamp "PyTorch SDPA peers"
 timeout 150 python3 scripts/sdpa_peers.py --csv "$OUT/torch.csv" 2>&1 | tee -a "$OUT/run.log" | tail -2
@@ -47,7 +47,7 @@ if [ -x "$D/before/flash2_mma_bench" ]; then
 fi
 stamp ablation
 timeout 90 "$D/flash2_mma_bench" time --kernel flash2_mma --d "${ABLATION_D:-128,64}" --n "${ABLATION_N:-1024,2048,8192}" \
-  --options "${ABLATION_OPTIONS:-0,32}" --csv /tmp/ablation.csv 2>&1 | tee -a "$OUT/run.log" | grep -E "FAIL" | cut -c1-160
+  --options "${ABLATION_OPTIONS:-0,64}" --csv /tmp/ablation.csv 2>&1 | tee -a "$OUT/run.log" | grep -E "FAIL" | cut -c1-160
 tail -n +2 /tmp/ablation.csv >> "$OUT/ours.csv"
 if [[ "$KERNELS" == *flash3_wgmma* ]]; then
   timeout 45 "$D/flash2_mma_bench" time --kernel flash3_wgmma --n "${ABLATION_N:-1024,2048,8192}" --options 0,1,2,4 \
@@ -57,8 +57,8 @@ fi
 if [ -z "${SKIP_SANITIZE:-}" ]; then
   stamp "compute-sanitizer (N = 200, B·H = 2)"
   {
-    timeout 40 compute-sanitizer --tool memcheck "$D/flash2_mma_bench" sanitize 0,2,32,63 2>&1 | tail -3
-    timeout 40 compute-sanitizer --tool racecheck "$D/flash2_mma_bench" sanitize 0,32 2>&1 | tail -3
+    timeout 40 compute-sanitizer --tool memcheck "$D/flash2_mma_bench" sanitize 0,2,32,63,64,127 2>&1 | tail -3
+    timeout 40 compute-sanitizer --tool racecheck "$D/flash2_mma_bench" sanitize 0,64 2>&1 | tail -3
     if [[ "$KERNELS" == *flash3_wgmma* ]]; then
       timeout 40 compute-sanitizer --tool memcheck "$D/flash2_mma_bench" sanitize --kernel flash3_wgmma 0,1,2,4 2>&1 | tail -3
       timeout 40 compute-sanitizer --tool racecheck "$D/flash2_mma_bench" sanitize --kernel flash3_wgmma 0 2>&1 | tail -3

@@ -31,16 +31,23 @@ def main():
             default[key(r)][r["kernel"]] = float(r["tflops"])
             batch_heads[key(r)] = r["batch_heads"]
             first_rows.add(index)
+    # flash2_mma with the stagger trial (options "stagger"), when the main pass timed it too.
+    stagger = {key(r): float(r["tflops"]) for r in ours if r["kernel"] == "flash2_mma" and r["options"] == "stagger"}
+    extra = " flash2 stagger | stagger / FA2 |" if stagger else ""
     print("| dtype | d | causal | N | B·H | flash2_mma | flash3_wgmma | FA2 (FLASH) | cuDNN | flash2 / FA2 | "
-          "flash3 / FA2 | flash3 / cuDNN |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "flash3 / FA2 | flash3 / cuDNN |" + extra)
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|" + ("---|---|" if stagger else ""))
     for k in sorted(default, key=lambda k: (k[0] != "fp16", k[1], k[2], k[3])):
         f2 = default[k].get("flash2_mma", nan)
         f3 = default[k].get("flash3_wgmma", nan)
         fa2 = peer[k].get("FLASH_ATTENTION", nan)
         cudnn = peer[k].get("CUDNN_ATTENTION", nan)
-        print(f"| {k[0]} | {k[1]} | {'yes' if k[2] else 'no'} | {k[3]} | {batch_heads[k]} | {f2:.0f} | {f3:.0f} | "
-              f"{fa2:.0f} | {cudnn:.0f} | {f2 / fa2:.2f} | {f3 / fa2:.2f} | {f3 / cudnn:.2f} |")
+        row = (f"| {k[0]} | {k[1]} | {'yes' if k[2] else 'no'} | {k[3]} | {batch_heads[k]} | {f2:.0f} | {f3:.0f} | "
+               f"{fa2:.0f} | {cudnn:.0f} | {f2 / fa2:.2f} | {f3 / fa2:.2f} | {f3 / cudnn:.2f} |")
+        if stagger:
+            s2 = stagger.get(k, nan)
+            row += f" {s2:.0f} | {s2 / fa2:.2f} |"
+        print(row)
     print()
     print("| kernel | options | dtype | d | causal | N | TFLOP/s | default / this |")
     print("|---|---|---|---|---|---|---|---|")

@@ -54,7 +54,8 @@ std::string Flash2MmaOptionsName(unsigned options) {
   if (options & kFlash2MmaPThroughSmem) add("p-smem");
   if (options & kFlash2MmaOtherQPlacement) add("other-q");
   if (options & kFlash2MmaOtherWarpRows) add("other-rows");
-  if (options & kFlash2MmaDirectStore) add("direct-store");
+  if (options & kFlash2MmaLazyRescale) add("lazy-rescale");
+  if (options & kFlash2MmaStagger) add("stagger");
   if (options & ~kFlash2MmaAllOptions) add(Sprintf("unknown-0x%x", options & ~kFlash2MmaAllOptions));
   return name;
 }

@@ -12,7 +12,7 @@
 namespace flashviz::cuda {
 
 // AttentionArgs::options bits: each flips ONE choice of the shipped kernel (0), so its gain can be measured on the
-// same code: bits 0-2 and 5 switch an optimization off, 3-4 pick the other register/warp layout.
+// same code: bits 0-2 switch an optimization off, 3-4 pick the other register/warp layout, 5-6 turn a trial on.
 enum Flash2MmaOption : unsigned {
   // Shared-memory tiles stored row after row instead of with the XOR swizzle (16-byte chunk c of row r at
   // c ^ (r mod 8)): every ldmatrix phase then reads 8 rows of the same bank group, an 8-way bank conflict.
@@ -30,15 +30,20 @@ enum Flash2MmaOption : unsigned {
   // 16 rows a warp (8 warps, each K_j/V_j fragment feeds 2 mma) instead of the default 32 (4 warps, two m16
   // tiles, each fragment feeds 4 mma: half the ldmatrix traffic per FLOP, FlashAttention-2's warp shape).
   kFlash2MmaOtherWarpRows = 1u << 4,
-  // O_i stored straight from the accumulators (each lane its 4-byte pairs: a warp instruction touches 8 rows ×
-  // 16 bytes) instead of through shared memory (the tile staged in Q_i's buffer, then 16-byte coalesced stores).
-  // (This bit was the lazy rescale until 2026-11-21: skipping O_i ← α·O_i when no row max moved measured 2-5%
-  // slower, so it was dropped; kernels/README.md keeps its numbers.)
-  kFlash2MmaDirectStore = 1u << 5,
+  // A trial that did not pay, kept as a switch: skip O_i ← α·O_i when no row max of the warp moved (α = 1
+  // exactly then, so no bit changes). Measured 0-5% slower than rescaling every tile.
+  kFlash2MmaLazyRescale = 1u << 5,
+  // A trial, a launch choice (no kernel of its own): the first wave's second block on each multiprocessor sleeps
+  // half a K/V tile before it starts, so that the two blocks sharing a multiprocessor stop running their
+  // S → softmax → P̃V phases in lockstep (with equal-length blocks, as without the causal mask, the blocks that
+  // replace them inherit the offset). Measured: kernels/README.md.
+  kFlash2MmaStagger = 1u << 6,
 };
 inline constexpr unsigned kFlash2MmaAllOptions = kFlash2MmaNoSwizzle | kFlash2MmaNoPipeline | kFlash2MmaPThroughSmem |
                                                  kFlash2MmaOtherQPlacement | kFlash2MmaOtherWarpRows |
-                                                 kFlash2MmaDirectStore;
+                                                 kFlash2MmaLazyRescale | kFlash2MmaStagger;
+// The bits that select one of the 64 compiled kernels per dtype and d (kFlash2MmaStagger does not).
+inline constexpr unsigned kFlash2MmaKernelOptions = kFlash2MmaAllOptions & ~kFlash2MmaStagger;
 
 // A short name for an options word ("default", "no-swizzle+p-smem", ...), for tables and test names.
 std::string Flash2MmaOptionsName(unsigned options);

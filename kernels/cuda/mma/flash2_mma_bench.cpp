@@ -52,9 +52,10 @@ struct Kernel {
   const char* name;
   cudaError_t (*launch)(const AttentionArgs&);
   std::string (*options_name)(unsigned);
+  unsigned all_options;  // an --options word with other bits is skipped for this kernel
 };
-const Kernel kKernels[] = {{"flash2_mma", &LaunchFlash2Mma, &Flash2MmaOptionsName},
-                           {"flash3_wgmma", &LaunchFlash3Wgmma, &Flash3WgmmaOptionsName}};
+const Kernel kKernels[] = {{"flash2_mma", &LaunchFlash2Mma, &Flash2MmaOptionsName, kFlash2MmaAllOptions},
+                           {"flash3_wgmma", &LaunchFlash3Wgmma, &Flash3WgmmaOptionsName, kFlash3WgmmaAllOptions}};
 const Kernel* FindKernel(const std::string& name) {
   for (const Kernel& kernel : kKernels)
     if (name == kernel.name) return &kernel;
@@ -205,6 +206,7 @@ int Time(int argc, char** argv) {
           }
           for (const Kernel* kernel : kernels)
           for (int option : options) {
+            if (static_cast<unsigned>(option) & ~kernel->all_options) continue;
             AttentionArgs args;
             args.shape = AttentionShape{batch_heads / 16, 16, n, d, 1.0f / std::sqrt(static_cast<float>(d)),
                                         causal != 0};
@@ -313,7 +315,7 @@ int main(int argc, char** argv) {
     std::vector<int> options;
     if (argc > next) options = ParseList(argv[next]);
     else if (kernel == &kKernels[0])
-      for (unsigned o = 0; o <= kFlash2MmaAllOptions; ++o) options.push_back(static_cast<int>(o));
+      for (unsigned o = 0; o <= kFlash2MmaKernelOptions; ++o) options.push_back(static_cast<int>(o));
     else
       options = {0, static_cast<int>(kFlash3WgmmaOtherGrid), static_cast<int>(kFlash3WgmmaSerialSoftmax),
                  static_cast<int>(kFlash3WgmmaDirectStore)};

@@ -110,7 +110,7 @@ enum Flash2MmaFlag : unsigned {
   kFlagPInRegisters = 1u << 2,   // P̃_ij reused from the S accumulators as the A operand of P̃_ij V_j
   kFlagQInRegisters = 1u << 3,   // Q_i's A fragments loaded once, kept in registers for the whole loop
   kFlagTwoMTiles = 1u << 4,      // each warp owns 32 rows (two m16 tiles: every K_j/V_j fragment feeds 4 mma)
-  kFlagStagedStore = 1u << 5,    // O_i leaves through shared memory in 16-byte coalesced stores
+  kFlagLazyRescale = 1u << 5,    // O_i ← α·O_i skipped when no row max of the warp moved (α = 1 exactly)
 };
 inline constexpr unsigned kFlagCount = 6;
 
@@ -179,29 +179,6 @@ __device__ __forceinline__ void LoadTileAsync(std::uint32_t shared_tile, const T
   }
 }
 
-// The same copy as a rolled loop with running addresses: for the K_{j+1}/V_{j+1} copies issued inside the main
-// loop, where the unrolled form keeps every chunk's address live next to S_ij and O_i (d = 128 spills then).
-template <int kD, int kRows, int kThreads, bool kSwizzle, typename T>
-__device__ __forceinline__ void LoadTileAsyncRolled(std::uint32_t shared_tile, const T* global_tile, int valid_rows,
-                                                    int thread) {
-  constexpr int kChunksPerRow = kD / 8;
-  constexpr int kRowsPerPass = kThreads / kChunksPerRow;
-  static_assert(kThreads % kChunksPerRow == 0 && kRows % kRowsPerPass == 0 && kRowsPerPass % 8 == 0,
-                "whole rows per pass, a multiple of 8 (the swizzle repeats every 8 rows)");
-  const int chunk = thread % kChunksPerRow;
-  int row = thread / kChunksPerRow;
-  // Rows step by kRowsPerPass (a multiple of 8), so the swizzled chunk (chunk ^ row mod 8) stays the same.
-  std::uint32_t destination = shared_tile + TileOffset<kChunksPerRow, kSwizzle>(row, chunk);
-  const T* source = global_tile + static_cast<std::size_t>(row) * kD + chunk * 8;
-#pragma unroll 1
-  for (int pass = 0; pass < kRows / kRowsPerPass; ++pass) {
-    CopyAsync16(destination, row < valid_rows ? source : global_tile, row < valid_rows ? 16 : 0);
-    row += kRowsPerPass;
-    destination += kRowsPerPass * kD * 2;
-    source += kRowsPerPass * kD;
-  }
-}
-
 // ---------------------------------------------------------------------------------------------------------
 // [SECTION] 3. The kernel
 // ---------------------------------------------------------------------------------------------------------
@@ -216,6 +193,10 @@ struct Flash2MmaParams {
   int n;
   float scale_log2;  // scale · log2(e): exp(scale·s − scale·m) = 2^(s·scale_log2 − m·scale_log2), one FFMA + EX2
   bool causal;
+  // kFlash2MmaStagger: blocks with linear index in [stagger_first, stagger_end) sleep stagger_ns before starting.
+  int stagger_first;
+  int stagger_end;
+  unsigned stagger_ns;
 };
 
 // Grid: x = Q tile index (reversed when causal, so the longest rows start first), y = batch·head.
@@ -229,7 +210,7 @@ __global__ void __launch_bounds__(Flash2MmaTraits<kD, kFlags>::kThreads, Flash2M
   constexpr bool kPipeline = Traits::kPipeline;
   constexpr bool kPInRegisters = Traits::kPInRegisters;
   constexpr bool kQInRegisters = (kFlags & kFlagQInRegisters) != 0;
-  constexpr bool kStagedStore = (kFlags & kFlagStagedStore) != 0;
+  constexpr bool kLazyRescale = (kFlags & kFlagLazyRescale) != 0;
   constexpr int kM = Traits::kMTiles, kRowsPerWarp = Traits::kRowsPerWarp;
   constexpr int kBr = Traits::kBr, kBc = Traits::kBc, kThreads = Traits::kThreads;
   constexpr int kKSteps = kD / 16;        // k-steps of S_ij = Q_i K_jᵀ (over d)
@@ -255,6 +236,10 @@ __global__ void __launch_bounds__(Flash2MmaTraits<kD, kFlags>::kThreads, Flash2M
   const T* q_head = params.q + head;
   const T* k_head = params.k + head;
   const T* v_head = params.v + head;
+
+  // Stagger (option): the first wave's second block on each multiprocessor starts half a tile late.
+  const int linear_block = static_cast<int>(blockIdx.y * gridDim.x + blockIdx.x);
+  if (linear_block >= params.stagger_first && linear_block < params.stagger_end) __nanosleep(params.stagger_ns);
 
   // T_c for this Q tile: causal rows never look past their own index, so tiles beyond the diagonal are skipped.
   const int last_key = params.causal ? min(n, q_row0 + kBr) - 1 : n - 1;
@@ -326,10 +311,10 @@ __global__ void __launch_bounds__(Flash2MmaTraits<kD, kFlags>::kThreads, Flash2M
       if (j + 1 < kv_tiles) {
         const int next_col0 = kv_col0 + kBc;
         const int next = (j + 1) & 1;
-        LoadTileAsyncRolled<kD, kBc, kThreads, kSwizzle>(shared_k + next * Traits::kKVTileBytes,
+        LoadTileAsync<kD, kBc, kThreads, kSwizzle>(shared_k + next * Traits::kKVTileBytes,
                                                     k_head + static_cast<std::size_t>(next_col0) * kD,
                                                     n - next_col0, thread);
-        LoadTileAsyncRolled<kD, kBc, kThreads, kSwizzle>(shared_v + next * Traits::kKVTileBytes,
+        LoadTileAsync<kD, kBc, kThreads, kSwizzle>(shared_v + next * Traits::kKVTileBytes,
                                                     v_head + static_cast<std::size_t>(next_col0) * kD,
                                                     n - next_col0, thread);
         CopyAsyncCommit();
@@ -402,6 +387,7 @@ __global__ void __launch_bounds__(Flash2MmaTraits<kD, kFlags>::kThreads, Flash2M
 
     // Online softmax: m_new = max(m_old, rowmax S_ij); α = e^(scale·(m_old − m_new)); P̃_ij = e^(scale·(S_ij − m_new)).
     float max_scaled[kM][2], alpha[kM][2];
+    bool any_max_moved = false;
 #pragma unroll
     for (int mi = 0; mi < kM; ++mi) {
       float tile_max[2] = {row_max[mi][0], row_max[mi][1]};
@@ -417,21 +403,26 @@ __global__ void __launch_bounds__(Flash2MmaTraits<kD, kFlags>::kThreads, Flash2M
         tile_max[r] = fmaxf(tile_max[r], __shfl_xor_sync(0xffffffffu, tile_max[r], 2));
         // A row with every key so far masked keeps m = −∞; subtract 0 then so that no −∞ − (−∞) = NaN appears.
         max_scaled[mi][r] = tile_max[r] == -INFINITY ? 0.0f : tile_max[r] * scale_log2;
-        alpha[mi][r] = tile_max[r] != row_max[mi][r] ? Exp2(row_max[mi][r] * scale_log2 - max_scaled[mi][r]) : 1.0f;
+        const bool moved = tile_max[r] != row_max[mi][r];
+        any_max_moved |= moved;
+        alpha[mi][r] = moved ? Exp2(row_max[mi][r] * scale_log2 - max_scaled[mi][r]) : 1.0f;
         row_max[mi][r] = tile_max[r];
         row_sum[mi][r] *= alpha[mi][r];
       }
     }
-    // O_i ← diag(α) O_i.
+    // O_i ← diag(α) O_i. With the lazy rescale the warp skips it when no row's max moved (every α is exactly 1,
+    // so the result is bit-identical); after the first few tiles of random data that is most tiles.
+    if (!kLazyRescale || __any_sync(0xffffffffu, any_max_moved)) {
 #pragma unroll
-    for (int mi = 0; mi < kM; ++mi)
+      for (int mi = 0; mi < kM; ++mi)
 #pragma unroll
-      for (int t = 0; t < kOTiles; ++t) {
-        o_acc[mi][t][0] *= alpha[mi][0];
-        o_acc[mi][t][1] *= alpha[mi][0];
-        o_acc[mi][t][2] *= alpha[mi][1];
-        o_acc[mi][t][3] *= alpha[mi][1];
-      }
+        for (int t = 0; t < kOTiles; ++t) {
+          o_acc[mi][t][0] *= alpha[mi][0];
+          o_acc[mi][t][1] *= alpha[mi][0];
+          o_acc[mi][t][2] *= alpha[mi][1];
+          o_acc[mi][t][3] *= alpha[mi][1];
+        }
+    }
 #pragma unroll
     for (int mi = 0; mi < kM; ++mi)
 #pragma unroll
@@ -486,57 +477,29 @@ __global__ void __launch_bounds__(Flash2MmaTraits<kD, kFlags>::kThreads, Flash2M
     }
   }
 
-  // O_i = diag(ℓ_i)⁻¹ O_i. Staged: every warp writes its rows, converted to 16 bits, into the Q_i buffer (same
-  // swizzled layout, conflict-free: the 8 rows of a store land in 8 bank groups), then the block copies the tile
-  // out row after row in 16-byte stores, a warp covering 512 contiguous bytes. Direct: each lane stores its
-  // 4-byte pairs from the accumulators, a warp instruction touching 8 rows × 16 bytes. Rows ≥ N are never stored.
+  // O_i = diag(ℓ_i)⁻¹ O_i, written straight from the accumulators (rows ≥ N are padding and never stored).
+  if (!warp_has_rows) return;
   T* o_head = params.o + head;
-  if constexpr (kStagedStore) __syncthreads();  // every warp is done reading Q_i (and K_j, V_j)
-  if (warp_has_rows) {
 #pragma unroll
-    for (int mi = 0; mi < kM; ++mi) {
-      float inverse_sum[2];
+  for (int mi = 0; mi < kM; ++mi) {
+    float inverse_sum[2];
 #pragma unroll
-      for (int r = 0; r < 2; ++r) {
-        float sum = row_sum[mi][r];
-        sum += __shfl_xor_sync(0xffffffffu, sum, 1);
-        sum += __shfl_xor_sync(0xffffffffu, sum, 2);
-        inverse_sum[r] = 1.0f / sum;
-      }
-      const int row_a = warp_row0 + mi * 16 + g, row_b = row_a + 8;
-#pragma unroll
-      for (int t = 0; t < kOTiles; ++t) {
-        const std::uint32_t top = PackPair<T>(o_acc[mi][t][0] * inverse_sum[0], o_acc[mi][t][1] * inverse_sum[0]);
-        const std::uint32_t bottom =
-            PackPair<T>(o_acc[mi][t][2] * inverse_sum[1], o_acc[mi][t][3] * inverse_sum[1]);
-        if constexpr (kStagedStore) {
-          const int tile_row = warp * kRowsPerWarp + mi * 16 + g;  // row of Q_i's buffer; row + 8 has the same swizzle
-          const std::uint32_t address = shared_q + TileOffset<kD / 8, kSwizzle>(tile_row, t) + 4 * c;
-          asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(address), "r"(top));
-          asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(address + 8 * kRowBytes), "r"(bottom));
-        } else {
-          const int col = t * 8 + 2 * c;
-          if (row_a < n) *reinterpret_cast<std::uint32_t*>(o_head + static_cast<std::size_t>(row_a) * kD + col) = top;
-          if (row_b < n)
-            *reinterpret_cast<std::uint32_t*>(o_head + static_cast<std::size_t>(row_b) * kD + col) = bottom;
-        }
-      }
+    for (int r = 0; r < 2; ++r) {
+      float sum = row_sum[mi][r];
+      sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+      sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+      inverse_sum[r] = 1.0f / sum;
     }
-  }
-  if constexpr (kStagedStore) {
-    __syncthreads();  // the whole O_i tile is in shared memory
-    constexpr int kChunksPerRow = kD / 8;
+    const int row_a = warp_row0 + mi * 16 + g, row_b = row_a + 8;
 #pragma unroll
-    for (int it = 0; it < kBr * kChunksPerRow / kThreads; ++it) {
-      const int index = it * kThreads + thread;
-      const int row = index / kChunksPerRow, chunk = index % kChunksPerRow;
-      if (q_row0 + row < n) {
-        uint4 value;
-        asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];\n"
-                     : "=r"(value.x), "=r"(value.y), "=r"(value.z), "=r"(value.w)
-                     : "r"(shared_q + TileOffset<kChunksPerRow, kSwizzle>(row, chunk)));
-        *reinterpret_cast<uint4*>(o_head + static_cast<std::size_t>(q_row0 + row) * kD + chunk * 8) = value;
-      }
+    for (int t = 0; t < kOTiles; ++t) {
+      const int col = t * 8 + 2 * c;
+      if (row_a < n)
+        *reinterpret_cast<std::uint32_t*>(o_head + static_cast<std::size_t>(row_a) * kD + col) =
+            PackPair<T>(o_acc[mi][t][0] * inverse_sum[0], o_acc[mi][t][1] * inverse_sum[0]);
+      if (row_b < n)
+        *reinterpret_cast<std::uint32_t*>(o_head + static_cast<std::size_t>(row_b) * kD + col) =
+            PackPair<T>(o_acc[mi][t][2] * inverse_sum[1], o_acc[mi][t][3] * inverse_sum[1]);
     }
   }
 }
@@ -554,7 +517,9 @@ inline constexpr unsigned kFlash2MmaDefaultShapeD128 = kFlagTwoMTiles;
 
 template <int kD>
 constexpr unsigned DefaultFlags() {
-  constexpr unsigned kAlways = kFlagSwizzle | kFlagPipeline | kFlagPInRegisters | kFlagStagedStore;
+  // The lazy rescale is off by default: measured 0-5% slower (the vote and branch cut the block that ptxas
+  // schedules the exponentials and the P̃V mma in), so it stays a switch, not a step.
+  constexpr unsigned kAlways = kFlagSwizzle | kFlagPipeline | kFlagPInRegisters;
   return kD == 64 ? (kAlways | kFlash2MmaDefaultShapeD64) : (kAlways | kFlash2MmaDefaultShapeD128);
 }
 
@@ -567,8 +532,8 @@ constexpr unsigned FlagsForOptions(unsigned default_flags, unsigned options) {
   if (options & kFlash2MmaPThroughSmem) flip |= kFlagPInRegisters;
   if (options & kFlash2MmaOtherQPlacement) flip |= kFlagQInRegisters;
   if (options & kFlash2MmaOtherWarpRows) flip |= kFlagTwoMTiles;
-  if (options & kFlash2MmaDirectStore) flip |= kFlagStagedStore;
-  return default_flags ^ flip;
+  if (options & kFlash2MmaLazyRescale) flip |= kFlagLazyRescale;
+  return default_flags ^ flip;  // kFlash2MmaStagger is a launch parameter, not a flag
 }
 
 template <typename T, int kD, unsigned kFlags>
@@ -595,11 +560,32 @@ cudaError_t LaunchByFlags(unsigned flags, const Flash2MmaParams<T>& params, int 
 // One dtype and d: the kernel for AttentionArgs::options (already validated by LaunchFlash2Mma).
 template <typename T, int kD>
 cudaError_t DispatchFlash2Mma(const AttentionArgs& args, float scale_log2) {
-  const Flash2MmaParams<T> params{static_cast<const T*>(args.q), static_cast<const T*>(args.k),
-                                  static_cast<const T*>(args.v), static_cast<T*>(args.o),
-                                  args.shape.n,                  scale_log2,
-                                  args.shape.causal};
-  const unsigned flags = FlagsForOptions(DefaultFlags<kD>(), args.options);
+  Flash2MmaParams<T> params{static_cast<const T*>(args.q),
+                            static_cast<const T*>(args.k),
+                            static_cast<const T*>(args.v),
+                            static_cast<T*>(args.o),
+                            args.shape.n,
+                            scale_log2,
+                            args.shape.causal,
+                            0,
+                            0,
+                            0};
+  if (args.options & kFlash2MmaStagger) {
+    // The hardware hands the first blocks out one per multiprocessor, then a second one each (2 blocks fit):
+    // blocks [SMs, 2·SMs) are the second slots. Half a K/V tile: 4·B_r·B_c·d FLOP at about 2.6 TFLOP/s per
+    // multiprocessor (350 TFLOP/s over 132), shared by the two blocks → ≈ 1.6 µs at d = 128, 0.8 µs at d = 64.
+    static int multiprocessors = 0;
+    if (multiprocessors == 0) {
+      int device = 0;
+      if (cudaGetDevice(&device) != cudaSuccess ||
+          cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device) != cudaSuccess)
+        return cudaErrorInvalidDevice;
+    }
+    params.stagger_first = multiprocessors;
+    params.stagger_end = 2 * multiprocessors;
+    params.stagger_ns = kD == 128 ? 1600u : 800u;
+  }
+  const unsigned flags = FlagsForOptions(DefaultFlags<kD>(), args.options & kFlash2MmaKernelOptions);
   return LaunchByFlags<T, kD>(flags, params, args.shape.batch * args.shape.heads, args.stream,
                               std::make_integer_sequence<unsigned, 1u << kFlagCount>{});
 }

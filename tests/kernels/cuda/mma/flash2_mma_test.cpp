@@ -96,9 +96,12 @@ std::string CaseName(const ::testing::TestParamInfo<Case>& info) {
   return name;
 }
 
+// Every compiled kernel, and the launch-only stagger on the default kernel and on all switches at once.
 std::vector<unsigned> AllOptions() {
   std::vector<unsigned> options;
-  for (unsigned o = 0; o <= kFlash2MmaAllOptions; ++o) options.push_back(o);
+  for (unsigned o = 0; o <= kFlash2MmaKernelOptions; ++o) options.push_back(o);
+  options.push_back(kFlash2MmaStagger);
+  options.push_back(kFlash2MmaAllOptions);
   return options;
 }
 
@@ -155,7 +158,7 @@ TEST(Flash2Mma, SaysWhyItDoesNotApply) {
   args.options = 1u << 7;
   EXPECT_EQ(LaunchFlash2Mma(args), cudaErrorInvalidValue);  // refused before any pointer is touched
   EXPECT_EQ(Flash2MmaOptionsName(kFlash2MmaNoSwizzle | kFlash2MmaPThroughSmem), "no-swizzle+p-smem");
-  EXPECT_EQ(Flash2MmaOptionsName(kFlash2MmaOtherWarpRows | kFlash2MmaDirectStore), "other-rows+direct-store");
+  EXPECT_EQ(Flash2MmaOptionsName(kFlash2MmaLazyRescale | kFlash2MmaStagger), "lazy-rescale+stagger");
   EXPECT_EQ(Flash2MmaTileShape(64).block_rows, 128);
   EXPECT_EQ(Flash2MmaTileShape(128).block_cols, 64);
 }
