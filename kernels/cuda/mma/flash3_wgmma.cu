@@ -139,6 +139,15 @@ __device__ __forceinline__ std::uint64_t SwizzledDescriptor(std::uint32_t addres
          (static_cast<std::uint64_t>((stride_bytes >> 4) & 0x3FFF) << 32) | (1ull << 62);
 }
 
+__device__ __forceinline__ void SharedStore(std::uint32_t address, int value) {
+  asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(address), "r"(value) : "memory");
+}
+__device__ __forceinline__ int SharedLoad(std::uint32_t address) {
+  int value;
+  asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(value) : "r"(address) : "memory");
+  return value;
+}
+
 template <int kRegisters>
 __device__ __forceinline__ void SetMaxRegistersIncrease() {
   asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(kRegisters));
@@ -283,9 +292,9 @@ struct Flash3Traits {
   static constexpr int kOOffset = kVOffset + kStages * kTileBytes;
   static constexpr int kBarrierOffset = kOOffset + kQBytes;
   // Barriers: Q full, Q empty, then per stage K full, V full, K empty, V empty (K_j is released after S_j,
-  // V_j after P̃_j V_j, which with the overlap comes one tile later).
+  // V_j after P̃_j V_j, which with the overlap comes one tile later); then the work-tile slot (an int).
   static constexpr int kBarriers = 2 + 4 * kStages;
-  static constexpr int kSharedBytes = kBarrierOffset + kBarriers * 8 + 1024;  // + 1024 to align the base
+  static constexpr int kSharedBytes = kBarrierOffset + kBarriers * 8 + 16 + 1024;  // + 1024 to align the base
   // An arrival per consumer warp releases a buffer.
   static constexpr int kReleaseCount = 4 * kConsumers;
   static_assert(kSharedBytes <= 227 * 1024, "fits one block per multiprocessor");
@@ -298,6 +307,7 @@ inline constexpr int kConsumerRegisters = 240;
 
 struct Flash3Params {
   void* o;
+  int* tile_counter;  // the workspace: zeroed before the launch, one atomicAdd per work tile a block takes
   int n;
   int q_tiles;       // T_r = ⌈N / B_r⌉
   int work_tiles;    // T_r · B·H (head, Q tile) pairs, head-major
@@ -338,6 +348,8 @@ struct SharedLayout {
   __device__ std::uint32_t VFull(int stage) const { return KFull(stage) + 8; }
   __device__ std::uint32_t KEmpty(int stage) const { return KFull(stage) + 16; }
   __device__ std::uint32_t VEmpty(int stage) const { return KFull(stage) + 24; }
+  // The work tile whose Q_i the last Q-full phase brought (written by the producer before that phase's arrival).
+  __device__ std::uint32_t WorkSlot() const { return QFull() + Traits::kBarriers * 8; }
 };
 
 // Position `it` of the K/V ring (counted over the block's whole life): its stage and the parity of the phase
@@ -353,9 +365,13 @@ struct RingSlot {
 // [SECTION] 3. The kernel
 // ---------------------------------------------------------------------------------------------------------
 
-// The producer: one thread issues every copy. V_{it−1} is issued after K_it, so that a K stage, which frees
-// early (after S_it), is refilled without waiting for the V stage, which frees late (after P̃V). The next
-// work tile's Q waits until both consumers ran their last S GEMM on the current one.
+// The producer: one thread issues every copy and picks the block's work tiles: its first is blockIdx.x, each
+// next one the counter's next value (+ gridDim.x), taken while the current tile's copies run, so blocks that got
+// short causal tiles simply take more of them. The tile index goes to the consumers through shared memory, written
+// before the Q-full arrival that they wait for (an index ≥ work_tiles, with no copy, tells them to stop).
+// V_{it−1} is issued after K_it, so that a K stage, which frees early (after S_it), is refilled without waiting
+// for the V stage, which frees late (after P̃V). The next work tile's Q waits until both consumers ran their last
+// S GEMM on the current one.
 template <int kD>
 __device__ __forceinline__ void Produce(const SharedLayout<kD>& smem, const CUtensorMap& q_map, const CUtensorMap& k_map,
                                         const CUtensorMap& v_map, const Flash3Params& params) {
@@ -367,22 +383,29 @@ __device__ __forceinline__ void Produce(const SharedLayout<kD>& smem, const CUte
     for (int block = 0; block < Traits::kColumnBlocks; ++block)
       TmaLoad3d(destination + block * Traits::kKVBlockBytes, map, block * Traits::kBox, row, head, full);
   };
-  const auto load_v = [&](int it, int row, int head) {
-    const RingSlot<kStages> slot(it);
-    if (it >= kStages) BarrierWait(smem.VEmpty(slot.stage), slot.parity ^ 1u);
+  const auto load_v = [&](int position, int row, int head) {
+    const RingSlot<kStages> slot(position);
+    if (position >= kStages) BarrierWait(smem.VEmpty(slot.stage), slot.parity ^ 1u);
     BarrierArriveExpectBytes(smem.VFull(slot.stage), Traits::kTileBytes);
     load_tile(v_map, smem.V(slot.stage), smem.VFull(slot.stage), row, head);
   };
-  int it = 0, local = 0;
+  int it = 0;
   int pending_v_row = -1, pending_v_head = 0;  // V_{it−1}, not issued yet (row −1: none)
-  for (int work = blockIdx.x; work < params.work_tiles; work += gridDim.x, ++local) {
-    const WorkTile tile = DecodeWorkTile<Traits::kBr, Traits::kBc>(work, params);
+  int work = blockIdx.x;
+  for (int local = 0;; ++local) {
     if (local > 0) BarrierWait(smem.QEmpty(), static_cast<std::uint32_t>(local - 1) & 1u);
+    SharedStore(smem.WorkSlot(), work);
+    if (work >= params.work_tiles) {
+      BarrierArrive(smem.QFull());  // no copy: the phase completes on this arrival and the consumers stop
+      break;
+    }
+    const WorkTile tile = DecodeWorkTile<Traits::kBr, Traits::kBc>(work, params);
     BarrierArriveExpectBytes(smem.QFull(), Traits::kQBytes);
 #pragma unroll
     for (int block = 0; block < Traits::kColumnBlocks; ++block)
       TmaLoad3d(smem.Q() + block * Traits::kQBlockBytes, q_map, block * Traits::kBox, tile.q_row0, tile.head,
                 smem.QFull());
+    const int next_work = static_cast<int>(gridDim.x) + atomicAdd(params.tile_counter, 1);
     for (int j = 0; j < tile.kv_tiles; ++j, ++it) {
       const RingSlot<kStages> slot(it);
       // The fill before this one (fill number it / kStages − 1) completed phase parity ^ 1 of the empty barrier.
@@ -393,6 +416,7 @@ __device__ __forceinline__ void Produce(const SharedLayout<kD>& smem, const CUte
       pending_v_row = j * Traits::kBc;
       pending_v_head = tile.head;
     }
+    work = next_work;
   }
   if (pending_v_row >= 0) load_v(it - 1, pending_v_row, pending_v_head);
 }
@@ -543,8 +567,11 @@ __global__ void __launch_bounds__(Flash3Traits<kD>::kThreads, 1)
     const auto release = [&](std::uint32_t barrier) {
       if (lane == 0) BarrierArrive(barrier);  // one arrival per warp, after the warp's wgmma wait
     };
-    int it = 0, local = 0;
-    for (int work = blockIdx.x; work < params.work_tiles; work += gridDim.x, ++local) {
+    int it = 0;
+    for (int local = 0;; ++local) {
+      BarrierWait(smem.QFull(), static_cast<std::uint32_t>(local) & 1u);
+      const int work = SharedLoad(smem.WorkSlot());
+      if (work >= params.work_tiles) break;
       const WorkTile tile = DecodeWorkTile<kBr, kBc>(work, params);
       const int warp_row0 = tile.q_row0 + consumer * 64 + warp * 16;
       const int row_a = warp_row0 + g;
@@ -554,7 +581,6 @@ __global__ void __launch_bounds__(Flash3Traits<kD>::kThreads, 1)
       float row_max[2] = {-INFINITY, -INFINITY}, row_sum[2] = {0.0f, 0.0f}, alpha[2];
       float s[kSAcc];
       std::uint32_t p[kSAcc / 8][4];
-      BarrierWait(smem.QFull(), static_cast<std::uint32_t>(local) & 1u);
 
       if constexpr (kOverlap) {
         // Tile 0: S_0 alone.
@@ -800,11 +826,13 @@ std::optional<std::string> Flash3WgmmaNotApplicable(const AttentionShape& shape,
   return DeviceNotHopper();
 }
 
-std::size_t Flash3WgmmaWorkspaceBytes(const AttentionShape& /*shape*/, DType /*dtype*/) { return 0; }
+// The work-tile counter of the persistent grid (an int, padded to 16 bytes).
+std::size_t Flash3WgmmaWorkspaceBytes(const AttentionShape& /*shape*/, DType /*dtype*/) { return 16; }
 
 cudaError_t LaunchFlash3Wgmma(const AttentionArgs& args) {
   if (args.options & ~kFlash3WgmmaAllOptions) return cudaErrorInvalidValue;
-  for (const void* pointer : {args.q, args.k, args.v, static_cast<const void*>(args.o)})
+  for (const void* pointer :
+       {args.q, args.k, args.v, static_cast<const void*>(args.o), static_cast<const void*>(args.workspace)})
     if (pointer == nullptr || reinterpret_cast<std::uintptr_t>(pointer) % 16 != 0) return cudaErrorInvalidValue;
   if (auto reason = Flash3WgmmaNotApplicable(args.shape, args.dtype))
     return reason->rfind("compute capability", 0) == 0 || reason->rfind("no CUDA", 0) == 0 ? cudaErrorInvalidDevice
@@ -816,13 +844,19 @@ cudaError_t LaunchFlash3Wgmma(const AttentionArgs& args) {
       !EncodeTensorMap(&v_map, args.v, args.dtype, batch_heads, n, d))
     return cudaErrorInvalidValue;
   const int q_tiles = (n + 127) / 128;
-  const Flash3Params params{args.o, n, q_tiles, q_tiles * batch_heads, args.shape.scale * 1.4426950408889634f,
+  const Flash3Params params{args.o,
+                            static_cast<int*>(args.workspace),
+                            n,
+                            q_tiles,
+                            q_tiles * batch_heads,
+                            args.shape.scale * 1.4426950408889634f,
                             args.shape.causal ? 1 : 0};
-  // Default grid (H200 run of 2026-11-21, kernels/README.md): persistent, except causal at d = 128, where one
-  // block per Q tile (the hardware balancing the uneven tiles) measured 4-10% faster; causal at d = 64 the
-  // persistent grid was 7-14% faster (the producer prefetching the next tile matters more for short tiles).
-  const bool default_persistent = !(args.shape.causal && d == 128);
-  const bool persistent = default_persistent != ((args.options & kFlash3WgmmaOtherGrid) != 0);
+  // The counter hands out work tiles gridDim.x, gridDim.x + 1, ...: it starts from 0 at every launch.
+  if (const cudaError_t status = cudaMemsetAsync(args.workspace, 0, sizeof(int), args.stream); status != cudaSuccess)
+    return status;
+  // Default grid: persistent (one block per multiprocessor, work tiles handed out by the counter, so uneven
+  // causal tiles balance themselves); kFlash3WgmmaOtherGrid: one block per Q tile.
+  const bool persistent = (args.options & kFlash3WgmmaOtherGrid) == 0;
   // Each compile-time options bit flips one flag of the default kernel (overlap on, staged store on).
   const unsigned flags = (wgmma_detail::kFlagOverlapSoftmax | wgmma_detail::kFlagStagedStore) ^
                          ((args.options & kFlash3WgmmaSerialSoftmax) ? wgmma_detail::kFlagOverlapSoftmax : 0u) ^
