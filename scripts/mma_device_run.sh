@@ -20,7 +20,7 @@ stamp() { echo "== $1 ($(date -u +%T))"; }
   echo "== SASS instruction counts (cuobjdump --dump-sass | scripts/mma_sass_counts.py)"
   cuobjdump --dump-sass "$D/flash2_mma_bench" | python3 scripts/mma_sass_counts.py --filter Flash
 } > "$OUT/info.txt" 2>&1
-head -4 "$OUT/info.txt"; grep -E "Flash3|Flash2MmaKernelI6__halfLi(64|128)ELj(63|55)E" "$OUT/info.txt"
+head -4 "$OUT/info.txt"; grep -E "Flash3WgmmaKernelI6__half|Flash2MmaKernelI6__halfLi(64ELj31|128ELj23)E" "$OUT/info.txt"
 # A kernel that deadlocks (a barrier phase waited for wrongly) hangs its process: try flash3_wgmma on small
 # problems first, and leave it out of the rest of the run if that does not finish.
 FILTER="*"

@@ -78,9 +78,7 @@ struct Buffers {
   void* k[2] = {nullptr, nullptr};
   void* v[2] = {nullptr, nullptr};
   void* o = nullptr;
-  void* workspace = nullptr;  // flash3_wgmma's work-tile counter (16 bytes); flash2_mma needs none
 };
-constexpr std::size_t kWorkspaceBytes = 256;
 
 // Validates args (which point at one input set) on sampled rows; prints and returns false on a mismatch.
 // On a mismatch the error is also given per 64-column block of d and per 64-row block of the sampled rows (which
@@ -175,7 +173,6 @@ int Time(int argc, char** argv) {
     CHECK_CUDA(cudaMalloc(&buffers.v[set], max_elements * 2));
   }
   CHECK_CUDA(cudaMalloc(&buffers.o, max_elements * 2));
-  CHECK_CUDA(cudaMalloc(&buffers.workspace, kWorkspaceBytes));
   cudaDeviceProp properties{};
   CHECK_CUDA(cudaGetDeviceProperties(&properties, 0));
   std::printf("device: %s, %d SMs, L2 %d MB\n", properties.name, properties.multiProcessorCount,
@@ -216,8 +213,6 @@ int Time(int argc, char** argv) {
             args.dtype = dtype;
             args.options = static_cast<unsigned>(option);
             args.o = buffers.o;
-            args.workspace = buffers.workspace;
-            args.workspace_bytes = kWorkspaceBytes;
             const auto use_set = [&](int set) {
               args.q = buffers.q[set];
               args.k = buffers.k[set];
@@ -269,8 +264,7 @@ int Sanitize(const Kernel& kernel, const std::vector<int>& option_list) {
   int failures = 0;
   for (int d : {64, 128}) {
     const std::size_t elements = static_cast<std::size_t>(batch_heads) * n * d;
-    void *q, *k, *v, *o, *workspace;
-    CHECK_CUDA(cudaMalloc(&workspace, kWorkspaceBytes));
+    void *q, *k, *v, *o;
     CHECK_CUDA(cudaMalloc(&q, elements * 2));
     CHECK_CUDA(cudaMalloc(&k, elements * 2));
     CHECK_CUDA(cudaMalloc(&v, elements * 2));
@@ -289,8 +283,6 @@ int Sanitize(const Kernel& kernel, const std::vector<int>& option_list) {
           args.k = k;
           args.v = v;
           args.o = o;
-          args.workspace = workspace;
-          args.workspace_bytes = kWorkspaceBytes;
           args.options = options;
           const std::string label = Sprintf("sanitize %s[%s] %s d=%d causal=%d", kernel.name,
                                             kernel.options_name(options).c_str(), mma_check::DTypeName(dtype), d,
@@ -298,7 +290,7 @@ int Sanitize(const Kernel& kernel, const std::vector<int>& option_list) {
           if (!Validate(kernel, args, label)) ++failures;
         }
     }
-    for (void* pointer : {q, k, v, o, workspace}) CHECK_CUDA(cudaFree(pointer));
+    for (void* pointer : {q, k, v, o}) CHECK_CUDA(cudaFree(pointer));
   }
   std::printf("sanitize: %d failure(s)\n", failures);
   return failures ? 1 : 0;

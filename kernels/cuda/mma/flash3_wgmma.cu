@@ -20,11 +20,13 @@
 //   3. Warp specialization: warpgroup 0 only issues copies (setmaxnreg: 24 registers), warpgroups 1 and 2 only
 //      compute (240 registers each), each owning 64 rows of the B_r = 128 rows; K/V go through a ring of
 //      stages (full/empty mbarriers), so copies run ahead of the math by up to kStages tiles.
-//   4. Persistent grid without the causal mask: one block per multiprocessor walks (head, Q tile) pairs; the
+//   4. Intra-warpgroup overlap (FlashAttention-3's Algorithm 2): S_j and P̃_{j−1} V_{j−1} are issued together,
+//      S_j alone is waited for, and its softmax runs while the tensor cores finish P̃_{j−1} V_{j−1}.
+//   5. Persistent grid (all but causal d = 128): one block per multiprocessor walks (head, Q tile) pairs; the
 //      producer loads the next pair's Q and K_0/V_0 while the consumers finish the last tile of the current one.
-//   Not done (FlashAttention-3 does it): ping-pong scheduling of the two consumer warpgroups with named
-//   barriers, overlapping the softmax of tile j with the S GEMM of tile j+1 inside a warpgroup, an smem + TMA
-//   store of O, fp8.
+//   6. O leaves through a shared-memory staging tile in 16-byte coalesced stores.
+//   Options bits switch 4, 5 and 6 (flash3_wgmma.h). Not done (FlashAttention-3 does it): ping-pong scheduling of
+//   the two consumer warpgroups with named barriers, a third consumer warpgroup at d = 64, a TMA store of O, fp8.
 //
 // Shared-memory layout (the 128-byte swizzle, CU_TENSOR_MAP_SWIZZLE_128B ≡ wgmma's swizzle mode 1): a tile of
 // R rows × d columns is stored as d/64 column blocks of R rows × 128 bytes (64 elements); in each row the
@@ -35,7 +37,16 @@
 //     k-step, stride byte offset (8 keys to the next 8) = 1024, leading byte offset (one 64-column block to the
 //     next) = B_c · 128.
 //
-// Measured: see the end of this header (filled in from the H200 run) and kernels/README.md.
+// Measured (NVIDIA H200, 2026-11-21, run 6: `MAIN_OPTIONS=0,64 bash scripts/mma_device_run.sh .device-f3 $OUT`,
+// PyTorch 2.11's SDPA backends in the same run; kernels/README.md "## flash2_mma and flash3_wgmma" has the table):
+//   d = 64:  406–457 TFLOP/s non-causal (0.90–0.95× CUDNN_ATTENTION), 239–413 causal (0.65–0.92×).
+//   d = 128: 571–665 non-causal (0.95–1.04× cuDNN), 382–661 causal (0.80–1.05×). 1.06–2.25× FA2 everywhere.
+//   Each part's worth (options bits, same loop, N = 1k/2k/8k): the softmax/P̃V overlap 1.02–1.09× (0.89–1.08×
+//   causal d = 128), the persistent grid 0.99–1.17×, the staged O store 0.97–1.15×.
+//   Causal d = 64 at N = 16384 (296) suffers from the static round robin over uneven tiles (README); a counter
+//   handing out work tiles fixed it in run 7 but is not shipped (README: slower at d = 64 non-causal, racecheck).
+//   SASS: HGMMA 24 (d = 64) / 32 (d = 128), UTMALDG 4 / 8, no HMMA, LDSM, LDGSTS, LDL or STL; 168 registers at entry.
+// 572 + 3 tests on the H200 (tests/kernels/cuda/mma), compute-sanitizer memcheck and racecheck clean.
 #include "kernels/cuda/mma/flash3_wgmma.h"
 
 #include <cuda.h>  // CUtensorMap and its enums only: the encoder is reached through the runtime (no -lcuda)
@@ -137,15 +148,6 @@ __device__ __forceinline__ std::uint64_t SwizzledDescriptor(std::uint32_t addres
   return static_cast<std::uint64_t>((address & 0x3FFFF) >> 4) |
          (static_cast<std::uint64_t>((leading_bytes >> 4) & 0x3FFF) << 16) |
          (static_cast<std::uint64_t>((stride_bytes >> 4) & 0x3FFF) << 32) | (1ull << 62);
-}
-
-__device__ __forceinline__ void SharedStore(std::uint32_t address, int value) {
-  asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(address), "r"(value) : "memory");
-}
-__device__ __forceinline__ int SharedLoad(std::uint32_t address) {
-  int value;
-  asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(value) : "r"(address) : "memory");
-  return value;
 }
 
 template <int kRegisters>
@@ -292,9 +294,9 @@ struct Flash3Traits {
   static constexpr int kOOffset = kVOffset + kStages * kTileBytes;
   static constexpr int kBarrierOffset = kOOffset + kQBytes;
   // Barriers: Q full, Q empty, then per stage K full, V full, K empty, V empty (K_j is released after S_j,
-  // V_j after P̃_j V_j, which with the overlap comes one tile later); then the work-tile slot (an int).
+  // V_j after P̃_j V_j, which with the overlap comes one tile later).
   static constexpr int kBarriers = 2 + 4 * kStages;
-  static constexpr int kSharedBytes = kBarrierOffset + kBarriers * 8 + 16 + 1024;  // + 1024 to align the base
+  static constexpr int kSharedBytes = kBarrierOffset + kBarriers * 8 + 1024;  // + 1024 to align the base
   // An arrival per consumer warp releases a buffer.
   static constexpr int kReleaseCount = 4 * kConsumers;
   static_assert(kSharedBytes <= 227 * 1024, "fits one block per multiprocessor");
@@ -307,7 +309,6 @@ inline constexpr int kConsumerRegisters = 240;
 
 struct Flash3Params {
   void* o;
-  int* tile_counter;  // the workspace: zeroed before the launch, one atomicAdd per work tile a block takes
   int n;
   int q_tiles;       // T_r = ⌈N / B_r⌉
   int work_tiles;    // T_r · B·H (head, Q tile) pairs, head-major
@@ -348,8 +349,6 @@ struct SharedLayout {
   __device__ std::uint32_t VFull(int stage) const { return KFull(stage) + 8; }
   __device__ std::uint32_t KEmpty(int stage) const { return KFull(stage) + 16; }
   __device__ std::uint32_t VEmpty(int stage) const { return KFull(stage) + 24; }
-  // The work tile whose Q_i the last Q-full phase brought (written by the producer before that phase's arrival).
-  __device__ std::uint32_t WorkSlot() const { return QFull() + Traits::kBarriers * 8; }
 };
 
 // Position `it` of the K/V ring (counted over the block's whole life): its stage and the parity of the phase
@@ -365,13 +364,9 @@ struct RingSlot {
 // [SECTION] 3. The kernel
 // ---------------------------------------------------------------------------------------------------------
 
-// The producer: one thread issues every copy and picks the block's work tiles: its first is blockIdx.x, each
-// next one the counter's next value (+ gridDim.x), taken while the current tile's copies run, so blocks that got
-// short causal tiles simply take more of them. The tile index goes to the consumers through shared memory, written
-// before the Q-full arrival that they wait for (an index ≥ work_tiles, with no copy, tells them to stop).
-// V_{it−1} is issued after K_it, so that a K stage, which frees early (after S_it), is refilled without waiting
-// for the V stage, which frees late (after P̃V). The next work tile's Q waits until both consumers ran their last
-// S GEMM on the current one.
+// The producer: one thread issues every copy. V_{it−1} is issued after K_it, so that a K stage, which frees
+// early (after S_it), is refilled without waiting for the V stage, which frees late (after P̃V). The next
+// work tile's Q waits until both consumers ran their last S GEMM on the current one.
 template <int kD>
 __device__ __forceinline__ void Produce(const SharedLayout<kD>& smem, const CUtensorMap& q_map, const CUtensorMap& k_map,
                                         const CUtensorMap& v_map, const Flash3Params& params) {
@@ -383,29 +378,22 @@ __device__ __forceinline__ void Produce(const SharedLayout<kD>& smem, const CUte
     for (int block = 0; block < Traits::kColumnBlocks; ++block)
       TmaLoad3d(destination + block * Traits::kKVBlockBytes, map, block * Traits::kBox, row, head, full);
   };
-  const auto load_v = [&](int position, int row, int head) {
-    const RingSlot<kStages> slot(position);
-    if (position >= kStages) BarrierWait(smem.VEmpty(slot.stage), slot.parity ^ 1u);
+  const auto load_v = [&](int it, int row, int head) {
+    const RingSlot<kStages> slot(it);
+    if (it >= kStages) BarrierWait(smem.VEmpty(slot.stage), slot.parity ^ 1u);
     BarrierArriveExpectBytes(smem.VFull(slot.stage), Traits::kTileBytes);
     load_tile(v_map, smem.V(slot.stage), smem.VFull(slot.stage), row, head);
   };
-  int it = 0;
+  int it = 0, local = 0;
   int pending_v_row = -1, pending_v_head = 0;  // V_{it−1}, not issued yet (row −1: none)
-  int work = blockIdx.x;
-  for (int local = 0;; ++local) {
-    if (local > 0) BarrierWait(smem.QEmpty(), static_cast<std::uint32_t>(local - 1) & 1u);
-    SharedStore(smem.WorkSlot(), work);
-    if (work >= params.work_tiles) {
-      BarrierArrive(smem.QFull());  // no copy: the phase completes on this arrival and the consumers stop
-      break;
-    }
+  for (int work = blockIdx.x; work < params.work_tiles; work += gridDim.x, ++local) {
     const WorkTile tile = DecodeWorkTile<Traits::kBr, Traits::kBc>(work, params);
+    if (local > 0) BarrierWait(smem.QEmpty(), static_cast<std::uint32_t>(local - 1) & 1u);
     BarrierArriveExpectBytes(smem.QFull(), Traits::kQBytes);
 #pragma unroll
     for (int block = 0; block < Traits::kColumnBlocks; ++block)
       TmaLoad3d(smem.Q() + block * Traits::kQBlockBytes, q_map, block * Traits::kBox, tile.q_row0, tile.head,
                 smem.QFull());
-    const int next_work = static_cast<int>(gridDim.x) + atomicAdd(params.tile_counter, 1);
     for (int j = 0; j < tile.kv_tiles; ++j, ++it) {
       const RingSlot<kStages> slot(it);
       // The fill before this one (fill number it / kStages − 1) completed phase parity ^ 1 of the empty barrier.
@@ -416,7 +404,6 @@ __device__ __forceinline__ void Produce(const SharedLayout<kD>& smem, const CUte
       pending_v_row = j * Traits::kBc;
       pending_v_head = tile.head;
     }
-    work = next_work;
   }
   if (pending_v_row >= 0) load_v(it - 1, pending_v_row, pending_v_head);
 }
@@ -567,11 +554,8 @@ __global__ void __launch_bounds__(Flash3Traits<kD>::kThreads, 1)
     const auto release = [&](std::uint32_t barrier) {
       if (lane == 0) BarrierArrive(barrier);  // one arrival per warp, after the warp's wgmma wait
     };
-    int it = 0;
-    for (int local = 0;; ++local) {
-      BarrierWait(smem.QFull(), static_cast<std::uint32_t>(local) & 1u);
-      const int work = SharedLoad(smem.WorkSlot());
-      if (work >= params.work_tiles) break;
+    int it = 0, local = 0;
+    for (int work = blockIdx.x; work < params.work_tiles; work += gridDim.x, ++local) {
       const WorkTile tile = DecodeWorkTile<kBr, kBc>(work, params);
       const int warp_row0 = tile.q_row0 + consumer * 64 + warp * 16;
       const int row_a = warp_row0 + g;
@@ -581,6 +565,7 @@ __global__ void __launch_bounds__(Flash3Traits<kD>::kThreads, 1)
       float row_max[2] = {-INFINITY, -INFINITY}, row_sum[2] = {0.0f, 0.0f}, alpha[2];
       float s[kSAcc];
       std::uint32_t p[kSAcc / 8][4];
+      BarrierWait(smem.QFull(), static_cast<std::uint32_t>(local) & 1u);
 
       if constexpr (kOverlap) {
         // Tile 0: S_0 alone.
@@ -826,13 +811,11 @@ std::optional<std::string> Flash3WgmmaNotApplicable(const AttentionShape& shape,
   return DeviceNotHopper();
 }
 
-// The work-tile counter of the persistent grid (an int, padded to 16 bytes).
-std::size_t Flash3WgmmaWorkspaceBytes(const AttentionShape& /*shape*/, DType /*dtype*/) { return 16; }
+std::size_t Flash3WgmmaWorkspaceBytes(const AttentionShape& /*shape*/, DType /*dtype*/) { return 0; }
 
 cudaError_t LaunchFlash3Wgmma(const AttentionArgs& args) {
   if (args.options & ~kFlash3WgmmaAllOptions) return cudaErrorInvalidValue;
-  for (const void* pointer :
-       {args.q, args.k, args.v, static_cast<const void*>(args.o), static_cast<const void*>(args.workspace)})
+  for (const void* pointer : {args.q, args.k, args.v, static_cast<const void*>(args.o)})
     if (pointer == nullptr || reinterpret_cast<std::uintptr_t>(pointer) % 16 != 0) return cudaErrorInvalidValue;
   if (auto reason = Flash3WgmmaNotApplicable(args.shape, args.dtype))
     return reason->rfind("compute capability", 0) == 0 || reason->rfind("no CUDA", 0) == 0 ? cudaErrorInvalidDevice
@@ -844,19 +827,13 @@ cudaError_t LaunchFlash3Wgmma(const AttentionArgs& args) {
       !EncodeTensorMap(&v_map, args.v, args.dtype, batch_heads, n, d))
     return cudaErrorInvalidValue;
   const int q_tiles = (n + 127) / 128;
-  const Flash3Params params{args.o,
-                            static_cast<int*>(args.workspace),
-                            n,
-                            q_tiles,
-                            q_tiles * batch_heads,
-                            args.shape.scale * 1.4426950408889634f,
+  const Flash3Params params{args.o, n, q_tiles, q_tiles * batch_heads, args.shape.scale * 1.4426950408889634f,
                             args.shape.causal ? 1 : 0};
-  // The counter hands out work tiles gridDim.x, gridDim.x + 1, ...: it starts from 0 at every launch.
-  if (const cudaError_t status = cudaMemsetAsync(args.workspace, 0, sizeof(int), args.stream); status != cudaSuccess)
-    return status;
-  // Default grid: persistent (one block per multiprocessor, work tiles handed out by the counter, so uneven
-  // causal tiles balance themselves); kFlash3WgmmaOtherGrid: one block per Q tile.
-  const bool persistent = (args.options & kFlash3WgmmaOtherGrid) == 0;
+  // Default grid (H200 run of 2026-11-21, kernels/README.md): persistent, except causal at d = 128, where one
+  // block per Q tile (the hardware balancing the uneven tiles) measured 4-10% faster; causal at d = 64 the
+  // persistent grid was 7-14% faster (the producer prefetching the next tile matters more for short tiles).
+  const bool default_persistent = !(args.shape.causal && d == 128);
+  const bool persistent = default_persistent != ((args.options & kFlash3WgmmaOtherGrid) != 0);
   // Each compile-time options bit flips one flag of the default kernel (overlap on, staged store on).
   const unsigned flags = (wgmma_detail::kFlagOverlapSoftmax | wgmma_detail::kFlagStagedStore) ^
                          ((args.options & kFlash3WgmmaSerialSoftmax) ? wgmma_detail::kFlagOverlapSoftmax : 0u) ^

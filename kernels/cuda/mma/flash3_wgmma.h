@@ -15,9 +15,9 @@ namespace flashviz::cuda {
 // AttentionArgs::options bits. As for flash2_mma, each flips one choice of the shipped kernel (0), so its gain
 // is measured on the same code: 16 kernels in all (2 dtypes × 2 d × the two compile-time bits).
 enum Flash3WgmmaOption : unsigned {
-  // One block per Q tile instead of the persistent grid (one block per multiprocessor; the producer takes the
-  // next (head, Q tile) pair from a counter in the workspace and loads its Q and K/V while the consumers finish
-  // the current one). A launch choice (no kernel of its own).
+  // The other grid than the default: persistent (one block per multiprocessor, each taking every gridDim.x-th
+  // (head, Q tile) pair, the producer loading the next pair's Q and K/V while the consumers finish the last one)
+  // everywhere except causal at d = 128, which runs one block per Q tile. A launch choice (no kernel of its own).
   kFlash3WgmmaOtherGrid = 1u << 0,
   // Inside each consumer warpgroup, S_j, its softmax and P̃_j V_j one after the other, instead of the default
   // intra-warpgroup overlap (S_j issued together with P̃_{j−1} V_{j−1}, the softmax of tile j running while the
@@ -32,10 +32,9 @@ inline constexpr unsigned kFlash3WgmmaAllOptions =
 
 std::string Flash3WgmmaOptionsName(unsigned options);
 
-// The three functions of attention_launch.h. The workspace (16 bytes) holds the work-tile counter; Launch zeroes
-// it on args.stream, so concurrent launches need workspaces of their own. Launch returns cudaErrorInvalidValue for
-// bad options bits, a shape NotApplicable rejects, or device pointers (workspace too) missing or not 16-byte
-// aligned (TMA needs it); cudaErrorInvalidDevice where the GPU is not a Hopper (compute capability 9.0).
+// The three functions of attention_launch.h. Launch returns cudaErrorInvalidValue for bad options bits, a shape
+// NotApplicable rejects, or device pointers not 16-byte aligned (TMA needs it); cudaErrorInvalidDevice where
+// the GPU is not a Hopper (compute capability 9.0).
 cudaError_t LaunchFlash3Wgmma(const AttentionArgs& args);
 std::optional<std::string> Flash3WgmmaNotApplicable(const AttentionShape& shape, DType dtype);
 std::size_t Flash3WgmmaWorkspaceBytes(const AttentionShape& shape, DType dtype);
