@@ -19,14 +19,15 @@ namespace {
 
 struct TildeMark {
   std::size_t begin, end;  // byte range of the letter under the tilde, in the stripped text
-  bool tall;               // capital, ℓ or a digit: the tilde sits higher
+  float height;            // where the letter's top is, as a fraction of the font size below the line's top
 };
 
 // Strips "~" markers that follow a letter and records where the tildes go.
 std::string Strip(const char* text, std::vector<TildeMark>* marks) {
   std::string out;
   std::size_t last_begin = std::string::npos;
-  bool last_is_letter = false, last_tall = false;
+  bool last_is_letter = false;
+  float last_top = 0.26f;
   for (const char* p = text; *p;) {
     // Index subscripts: "_i", "_j", "_ij" after a symbol become ᵢ, ⱼ (B_r, B_c, m_new keep their underscore).
     if (*p == '_' && (p[1] == 'i' || p[1] == 'j')) {
@@ -41,7 +42,7 @@ std::string Strip(const char* text, std::vector<TildeMark>* marks) {
       }
     }
     if (*p == '~' && last_is_letter) {
-      if (marks) marks->push_back({last_begin, out.size(), last_tall});
+      if (marks) marks->push_back({last_begin, out.size(), last_top});
       last_is_letter = false;
       ++p;
       continue;
@@ -54,8 +55,11 @@ std::string Strip(const char* text, std::vector<TildeMark>* marks) {
     last_begin = out.size();
     const bool ascii_letter = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
     last_is_letter = ascii_letter || c >= 0xC0;  // any non-ASCII character can carry a tilde (ℓ, Greek)
-    last_tall = (c >= 'A' && c <= 'Z') || c >= 0xC0 ||
-                (ascii_letter && std::string_view("bdfhklt").find(*p) != std::string_view::npos);
+    // Capitals and ascenders reach higher than x-height letters; ℓ (U+2113, E2 84 93) highest of all.
+    const bool tall = (c >= 'A' && c <= 'Z') || c >= 0xC0 ||
+                      (ascii_letter && std::string_view("bdfhklt").find(*p) != std::string_view::npos);
+    const bool script_l = c == 0xE2 && static_cast<unsigned char>(p[1]) == 0x84 && static_cast<unsigned char>(p[2]) == 0x93;
+    last_top = script_l ? -0.03f : tall ? 0.07f : 0.26f;
     std::size_t copied = 0;
     while (copied < len && p[copied]) out.push_back(p[copied++]);  // a truncated sequence stops at the NUL
     p += copied;
@@ -63,8 +67,8 @@ std::string Strip(const char* text, std::vector<TildeMark>* marks) {
   return out;
 }
 
-void DrawTilde(ImDrawList* dl, float x0, float x1, float top, float font_size, bool tall, ImU32 color) {
-  const float y = top + font_size * (tall ? 0.07f : 0.26f);
+void DrawTilde(ImDrawList* dl, float x0, float x1, float top, float font_size, float height, ImU32 color) {
+  const float y = top + font_size * height;
   const float w = x1 - x0;
   const float amp = font_size * 0.045f;
   ImVec2 points[9];
@@ -90,7 +94,7 @@ void DrawMarks(ImDrawList* dl, ImVec2 pos, const std::string& text, const std::v
     const char* base = text.c_str() + line_begin;
     const float x0 = font->CalcTextSizeA(font_size, FLT_MAX, 0, base, text.c_str() + m.begin).x;
     const float x1 = font->CalcTextSizeA(font_size, FLT_MAX, 0, base, text.c_str() + m.end).x;
-    DrawTilde(dl, pos.x + x0, pos.x + x1, pos.y + line * font_size, font_size, m.tall, color);
+    DrawTilde(dl, pos.x + x0, pos.x + x1, pos.y + line * font_size, font_size, m.height, color);
   }
 }
 

@@ -34,10 +34,10 @@ void OnGlfwError(int, const char* description) { g_glfw_error = description ? de
 class GlfwContext final : public GlContext {
  public:
   explicit GlfwContext(GLFWwindow* window, bool visible) : window_(window), visible_(visible) {}
-  ~GlfwContext() override {
-    glfwDestroyWindow(window_);
-    glfwTerminate();
-  }
+  // GLFW stays initialized (no glfwTerminate), for the reason EGL displays stay initialized below: closing the
+  // X connection unloads the GL driver, whose process-lifetime allocations LeakSanitizer then cannot name.
+  // The window goes; a later glfwInit is a no-op.
+  ~GlfwContext() override { glfwDestroyWindow(window_); }
   GLFWwindow* window() const override { return window_; }
   std::string description() const override {
     return GlDescription(visible_ ? "GLFW window" : "hidden GLFW window");
@@ -56,11 +56,13 @@ class EglContext final : public GlContext {
  public:
   EglContext(EGLDisplay display, EGLContext context, EGLSurface surface, std::string platform)
       : display_(display), context_(context), surface_(surface), platform_(std::move(platform)) {}
+  // The display stays initialized (no eglTerminate): EGL displays are per process, a later context reuses it,
+  // and terminating it unloads the driver, whose process-lifetime allocations LeakSanitizer then cannot name.
   ~EglContext() override {
     eglMakeCurrent(display_, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
     if (surface_ != EGL_NO_SURFACE) eglDestroySurface(display_, surface_);
     eglDestroyContext(display_, context_);
-    eglTerminate(display_);
+    eglReleaseThread();
   }
   GLFWwindow* window() const override { return nullptr; }
   std::string description() const override { return GlDescription(("EGL " + platform_).c_str()); }
@@ -194,7 +196,6 @@ std::unique_ptr<GlContext> CreateWindowContext(int width, int height, const char
   GLFWwindow* window = glfwCreateWindow(width, height, title, nullptr, nullptr);
   if (!window) {
     *error = "GLFW: " + (g_glfw_error.empty() ? std::string("cannot create a window") : g_glfw_error);
-    glfwTerminate();
     return nullptr;
   }
   glfwMakeContextCurrent(window);

@@ -74,7 +74,6 @@ void HistoryPlot(const char* id, const char* title, const Model& m, bool is_m, i
   const StepState& s = m.state();
   PlotSpec spec;
   spec.title = title;
-  spec.x.label = "j";
   spec.x.format = [](double v) { return Sprintf("%.0f", v); };
   spec.legend = false;
   spec.empty_message = "after the first tile iteration";
@@ -147,7 +146,8 @@ void DrawStatisticsPanel(const Model& model, UiState& ui) {
 
   // Bars for m_i and ℓ_i.
   const ImVec2 avail = ImGui::GetContentRegionAvail();
-  const float plot_h = std::clamp(avail.y * 0.32f, 60.0f, 160.0f * ui.ui_scale);
+  // The history plots need about six text lines to say anything; the bars take the rest.
+  const float plot_h = std::clamp(avail.y * 0.42f, 6.5f * ImGui::GetFontSize(), 14.0f * ImGui::GetFontSize());
   const float header_h = ImGui::GetTextLineHeightWithSpacing();
   const float bars_h = std::max(40.0f, avail.y - plot_h - header_h - ImGui::GetStyle().ItemSpacing.y * 2);
   const float col_w = (avail.x - ImGui::GetStyle().ItemSpacing.x) / 2;
@@ -217,9 +217,9 @@ void DrawStatisticsPanel(const Model& model, UiState& ui) {
 
   // History over j.
   ImGui::SetCursorScreenPos(ImVec2(p0.x, m_area.max.y + ImGui::GetStyle().ItemSpacing.y));
-  HistoryPlot("##m-history", "m_i after each K/V tile", model, true, highlight, ImVec2(col_w, plot_h));
+  HistoryPlot("##m-history", "m_i after K/V tile j", model, true, highlight, ImVec2(col_w, plot_h));
   ImGui::SameLine();
-  HistoryPlot("##l-history", "ℓ_i after each K/V tile", model, false, highlight,
+  HistoryPlot("##l-history", "ℓ_i after K/V tile j", model, false, highlight,
               ImVec2(avail.x - col_w - ImGui::GetStyle().ItemSpacing.x, plot_h));
 }
 

@@ -506,7 +506,7 @@ void DrawTileZoom(const Model& m, UiState& ui, const StepLayout& L, Hovered& hov
   const float y1 = ImGui::GetCursorScreenPos().y;
   const std::vector<double>* s_values = t.s.empty() ? nullptr : &t.s;
   DrawTileGrid(m, ui, "zoom-S", Rect(L.zoom.min.x, y1, L.zoom.width(), grid_h), s_values,
-               ColorScale::Symmetric(t.s.empty() ? 1.0 : FiniteAbsMax(t.s)), false, t.m_tile, kv ? "m~_ij" : "rowmax", hovered);
+               ColorScale::Symmetric(t.s.empty() ? 1.0 : FiniteAbsMax(t.s)), false, t.m_tile, kv ? "m~_ij" : "max", hovered);
 
   const float y2 = y1 + grid_h + ImGui::GetTextLineHeightWithSpacing() + 4;
   ImGui::SetCursorScreenPos(ImVec2(L.zoom.min.x, y2));
@@ -518,7 +518,7 @@ void DrawTileZoom(const Model& m, UiState& ui, const StepLayout& L, Hovered& hov
                     "overwrites S_ij in SRAM. The column on the right is rowsum(P~_ij).");
   const float y3 = ImGui::GetCursorScreenPos().y;
   DrawTileGrid(m, ui, "zoom-P", Rect(L.zoom.min.x, y3, L.zoom.width(), grid_h), t.p.empty() ? nullptr : &t.p,
-               ColorScale::Unit(), true, t.l_tile, kv ? "ℓ~_ij" : "rowsum", hovered);
+               ColorScale::Unit(), true, t.l_tile, kv ? "ℓ~_ij" : "sum", hovered);
 }
 
 // ---------------------------------------------------------------------------------------------------------
