@@ -111,6 +111,11 @@ void Model::SetProblem(const AttentionProblem& problem, std::shared_ptr<const At
         r.stats.resize(static_cast<std::size_t>(rp.n));
         ReferenceAttentionRows(in->q.data(), in->k.data(), in->v.data(), rp.n, rp.d, rp.scale, rp.causal, 0, rp.n,
                                r.o.data(), r.stats.data());
+        std::vector<double> magnitude(r.o.size());
+        for (std::size_t k = 0; k < r.o.size(); ++k) magnitude[k] = std::abs(r.o[k]);
+        const auto at = magnitude.begin() + static_cast<std::ptrdiff_t>(magnitude.size() * 99 / 100);
+        std::nth_element(magnitude.begin(), at, magnitude.end());
+        r.abs_p99 = *at > 0 ? *at : 1.0;
         return r;
       },
       static_cast<double>(rp.n) * rp.n * rp.d < kInlineWork);

@@ -63,6 +63,8 @@ struct HbmOutput {
 struct Reference {
   std::vector<double> o;               // N × d
   std::vector<RowSoftmaxStats> stats;  // the exact m and ℓ of each row over all keys
+  double abs_p99 = 1;                  // the 99th percentile of |O|: O's colour range (a few rows near one
+                                       // V row would otherwise wash out the rest)
 };
 
 class Model {
@@ -113,6 +115,12 @@ class Model {
   double q_abs_max() const { return q_abs_max_; }
   double k_abs_max() const { return k_abs_max_; }
   double v_abs_max() const { return v_abs_max_; }
+  // O's colour range: the 99th percentile of |O| of the exact result once it is known, else max |V| (a bound:
+  // O's rows are averages of V's rows).
+  double o_abs_max() const {
+    const Reference* ref = reference();
+    return ref ? ref->abs_p99 : v_abs_max_;
+  }
 
   // The exact result (null while it is computed).
   const Reference* reference() const { return reference_.current() ? reference_.get() : nullptr; }

@@ -137,8 +137,16 @@ PlotHover DrawPlotAt(ImDrawList* dl, const ScreenRect& rect, const PlotSpec& spe
   double xlo, xhi, ylo, yhi;
   DataRange(spec, true, &xlo, &xhi);
   DataRange(spec, false, &ylo, &yhi);
-  const std::vector<double> xt = PlotTicks(xlo, xhi, spec.x.log, spec.x.log_base),
-                            yt = PlotTicks(ylo, yhi, spec.y.log, spec.y.log_base);
+  auto ticks = [](double lo, double hi, const PlotAxis& axis) {
+    std::vector<double> t = PlotTicks(lo, hi, axis.log, axis.log_base);
+    if (axis.integer && !axis.log) {
+      std::erase_if(t, [](double v) { return v != std::round(v); });
+      if (t.empty())
+        for (double v = std::ceil(lo); v <= hi; v += 1) t.push_back(v);
+    }
+    return t;
+  };
+  const std::vector<double> xt = ticks(xlo, xhi, spec.x), yt = ticks(ylo, yhi, spec.y);
   float label_w = 0;
   for (double v : yt) label_w = std::max(label_w, font->CalcTextSizeA(fs, FLT_MAX, 0, Format(spec.y, v).c_str()).x);
   const float left = rect.min.x + 10 + label_w;

@@ -33,6 +33,7 @@ struct PlotAxis {
   std::string label;
   bool log = false;
   double log_base = 10;  // log axes: ticks at powers of this (2 suits N and bytes: 1 KiB, 1 MiB, ...)
+  bool integer = false;  // linear axes: ticks on whole numbers only (tile indices)
   std::function<std::string(double)> format;  // tick and readout labels; empty: %.3g
   double min = std::numeric_limits<double>::quiet_NaN();  // NaN: from the data
   double max = std::numeric_limits<double>::quiet_NaN();

@@ -78,7 +78,7 @@ void DrawOutputPanel(const Model& model, UiState& ui) {
   const ScreenRect area{ImVec2(p0.x, p0.y), ImVec2(p0.x + avail.x, p0.y + std::max(30.0f, avail.y - legend_h))};
   ImDrawList* dl = ImGui::GetWindowDrawList();
   dl->AddRectFilled(area.min, area.max, pal.plot_bg);
-  double top = model.v_abs_max();
+  const double top = model.o_abs_max() * 1.15;  // a few large values clip; the rest stay readable
   const float mid = (area.min.y + area.max.y) / 2;
   const float half = area.height() / 2 - 3;
   auto Y = [&](double v) { return mid - static_cast<float>(std::clamp(v / top, -1.0, 1.0)) * half; };

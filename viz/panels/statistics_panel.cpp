@@ -74,6 +74,7 @@ void HistoryPlot(const char* id, const char* title, const Model& m, bool is_m, i
   const StepState& s = m.state();
   PlotSpec spec;
   spec.title = title;
+  spec.x.integer = true;
   spec.x.format = [](double v) { return Sprintf("%.0f", v); };
   spec.legend = false;
   spec.empty_message = "after the first tile iteration";

@@ -92,6 +92,8 @@ StepLayout ComputeStepLayout(ImVec2 origin, ImVec2 avail, const AttentionProblem
 
 double InputAbsMax(const Model& m) { return std::max({m.q_abs_max(), m.k_abs_max(), m.v_abs_max()}); }
 
+double OutputAbsMax(const Model& m) { return m.o_abs_max(); }
+
 ImTextureID InputTexture(const Model& m, char which, bool transposed) {
   const AttentionProblem& p = m.problem();
   const std::vector<float>& data = which == 'Q' ? m.inputs().q : which == 'K' ? m.inputs().k : m.inputs().v;
@@ -111,8 +113,9 @@ ImTextureID OutputTexture(const Model& m) {
   const HbmOutput* out = m.hbm_output();
   if (!out) return nullptr;
   const AttentionProblem& p = m.problem();
-  const ColorScale scale = ColorScale::Symmetric(m.v_abs_max());  // O's rows average V's rows: |O| ≤ max |V|
-  const std::uint64_t version = (m.problem_version() << 40) ^ static_cast<std::uint64_t>(out->step);
+  const ColorScale scale = ColorScale::Symmetric(OutputAbsMax(m));
+  const std::uint64_t version =
+      (m.problem_version() << 40) ^ (static_cast<std::uint64_t>(out->step) << 1) ^ (m.reference() ? 1u : 0u);
   return CachedTexture("O", version, [&](RgbaImage& image) {
     FillMatrixImage(p.n, p.d, [&](int row, int e) { return out->values[static_cast<std::size_t>(row) * p.d + e]; },
                     scale, image);
@@ -410,12 +413,15 @@ void DrawTileGrid(const Model& m, UiState& ui, const char* id, ScreenRect area, 
   const int rows = std::max(st.rows, 1), cols = std::max(st.cols, 1);
   ImFont* mono = MonoFont();
   const float mono_size = mono->FontSize;
-  const float num_w = mono->CalcTextSizeA(mono_size, FLT_MAX, 0, "-0.00").x + 6;
+  // Two decimals where they fit, else one.
+  const float num_w2 = mono->CalcTextSizeA(mono_size, FLT_MAX, 0, "-0.00").x + 6;
+  const float num_w1 = mono->CalcTextSizeA(mono_size, FLT_MAX, 0, "-0.0").x + 4;
   const float stat_share = 1.7f;
   float cell = std::min(area.width() / (static_cast<float>(cols) + stat_share + 0.3f), area.height() / static_cast<float>(rows));
   cell = std::floor(std::min(cell, 72.0f * ui.ui_scale));
   if (cell < 1) return;
-  const bool numbers = cell >= num_w && cell >= mono_size + 4;
+  const bool numbers = cell >= num_w1 && cell >= mono_size + 4;
+  const int decimals = cell >= num_w2 ? 2 : 1;
   const ScreenRect grid_rect = Rect(area.min.x, area.min.y, cell * static_cast<float>(cols), cell * static_cast<float>(rows));
   const float stat_x = grid_rect.max.x + cell * 0.3f;
   const ScreenRect stat_rect = Rect(stat_x, area.min.y, cell * stat_share, cell * static_cast<float>(rows));
@@ -424,7 +430,12 @@ void DrawTileGrid(const Model& m, UiState& ui, const char* id, ScreenRect area, 
   if (!values || st.rows == 0 || st.cols == 0) {
     dl->AddRectFilled(grid_rect.min, grid_rect.max, pal.pending);
     dl->AddRect(grid_rect.min, grid_rect.max, ImGui::GetColorU32(ImGuiCol_Border));
-    const char* text = st.rows == 0 || st.cols == 0 ? "no tile pair at this step" : "not computed yet";
+    const Phase phase = st.info.phase;
+    const char* text = st.rows == 0 || st.cols == 0 ? "no tile pair at this step"
+                       : phase == Phase::kLoadKv || phase == Phase::kLoadQ || (!is_p && phase == Phase::kScores)
+                           ? "not computed yet"
+                       : phase == Phase::kWriteBack ? "discarded: the tile pair is done"
+                                                    : "not computed yet";
     const ImVec2 size = ImGui::CalcTextSize(text);
     // Inside the empty tile when it fits, else just under it.
     const ImVec2 at = size.x + 8 < grid_rect.width()
@@ -439,7 +450,7 @@ void DrawTileGrid(const Model& m, UiState& ui, const char* id, ScreenRect area, 
     for (int r = 0; r < rows; ++r)
       for (int c = 0; c < cols; ++c) {
         const double v = (*values)[static_cast<std::size_t>(r) * cols + c];
-        const std::string text = CellNum(v, 2);
+        const std::string text = CellNum(v, decimals);
         const ScreenRect cr = grid.Cells(r, c, r + 1, c + 1);
         const ImVec2 size = mono->CalcTextSizeA(mono_size, FLT_MAX, 0, text.c_str());
         ColorScale masked_scale = scale;
@@ -457,7 +468,7 @@ void DrawTileGrid(const Model& m, UiState& ui, const char* id, ScreenRect area, 
       const ScreenRect cr = Rect(stat_rect.min.x, stat_rect.min.y + cell * static_cast<float>(r), stat_rect.width(), cell);
       const double v = row_stat[static_cast<std::size_t>(r)];
       if (numbers) {
-        const std::string text = CellNum(v, 2);
+        const std::string text = CellNum(v, decimals);
         const ImVec2 size = mono->CalcTextSizeA(mono_size, FLT_MAX, 0, text.c_str());
         dl->AddText(mono, mono_size, ImVec2(cr.max.x - size.x - 3, cr.min.y + (cr.height() - size.y) / 2),
                     ImGui::GetColorU32(ImGuiCol_Text), text.c_str());
@@ -532,7 +543,7 @@ void DrawLegends(const Model& m, float width) {
   const float bar = std::clamp((width - text) / 4, 24.0f, 120.0f);
   DrawColorLegend("Q, Kᵀ, Vᵀ", ColorScale::Symmetric(InputAbsMax(m)), bar);
   ImGui::SameLine(0, 18);
-  DrawColorLegend("O", ColorScale::Symmetric(m.v_abs_max()), bar);
+  DrawColorLegend("O", ColorScale::Symmetric(OutputAbsMax(m)), bar);
   const TileValues tv = CurrentTileValues(m);
   ImGui::SameLine(0, 18);
   const TileNumerics& t = m.state().tile;
