@@ -268,7 +268,9 @@ void DrawUi(const Model& model, UiState& ui) {
   // The bottom strip: the scrubber and two lines of narration in the large font.
   const float large_line = LargeFont()->FontSize * (ImGui::GetFontSize() / std::max(1.0f, ImGui::GetFont()->FontSize));
   const float bottom_h = ImGui::GetFrameHeight() * 1.3f + 2 * large_line + style.ItemSpacing.y * 2 + style.WindowPadding.y * 2 + 4;
-  const UiLayout L = ComputeUiLayout(ImGui::GetIO().DisplaySize, menu_h, bottom_h, ui.ui_scale,
+  // Columns widen with the text: the UI scale and the large-font mode (1.4× text) both count.
+  const float layout_scale = ui.ui_scale * (ui.large_font ? 1.3f : 1.0f);
+  const UiLayout L = ComputeUiLayout(ImGui::GetIO().DisplaySize, menu_h, bottom_h, layout_scale,
                                      AnyOpen(ui, PanelSlot::kSidebar), AnyOpen(ui, PanelSlot::kRight),
                                      AnyOpen(ui, PanelSlot::kBottom));
   if (L.has_sidebar) DrawSidebar(model, ui, L.sidebar);
