@@ -249,7 +249,9 @@ void ApplyStyle(UiState& ui, const std::function<void()>& upload_fonts) {
   ui.style_dirty = false;
   ImGuiIO& io = ImGui::GetIO();
   io.Fonts->Clear();
-  LoadFonts(*io.Fonts, FontSizeFor(ui.ui_scale, ui.large_font));
+  std::string note;
+  LoadFonts(*io.Fonts, FontSizeFor(ui.ui_scale, ui.large_font), &note);
+  if (!note.empty()) SetStatus(ui, note);
   io.Fonts->Build();
   ApplyTheme(ui.theme, ui.ui_scale);
   if (upload_fonts) upload_fonts();
