@@ -189,6 +189,7 @@ int RunScreenshot(const GuiOptions& o) {
   if (!WritePng(frame.image, o.screenshot, &error)) throw InputError(error);
   std::printf("wrote %s (%d × %d) with %s\n", o.screenshot.c_str(), frame.image.width, frame.image.height,
               frame.renderer.c_str());
+  if (!frame.live_gpu.empty()) std::printf("%s\n", frame.live_gpu.c_str());
   return 0;
 }
 
@@ -326,6 +327,10 @@ OffscreenFrame RenderOffscreenFrame(const GuiOptions& o, GlBackend backend) {
   out.image = fbo.Read();
   out.report = ui.report;
   out.renderer = context->description();
+  if (const LiveGpuView& gpu = model.live_gpu(); gpu.has_result)
+    out.live_gpu = gpu.error.empty() ? Sprintf("live GPU view (%s): %s; %s", gpu.device.c_str(), gpu.path_note.c_str(),
+                                               gpu.summary.empty() ? gpu.probe_note.c_str() : gpu.summary.c_str())
+                                     : "live GPU view failed: " + gpu.error;
   return out;
 }
 

@@ -35,6 +35,7 @@ struct OffscreenFrame {
   RgbaImage image;
   UiState::FrameReport report;
   std::string renderer;  // which context drew it
+  std::string live_gpu;  // when the live GPU view ran: its drawing path and cross-check, in one line
 };
 // Renders one frame of width × height offscreen with OpenGL (after background work has finished, so the
 // frame is complete). Throws InputError when no GL context can be made.

@@ -70,6 +70,14 @@ void DrawBars(ImDrawList* dl, const ScreenRect& area, int rows, float row_h, con
   dl->AddRect(area.min, area.max, ImGui::GetColorU32(ImGuiCol_Border));
 }
 
+// The live GPU view's recorded values for the current problem and tile, when there are any (issue 6).
+const LiveGpuView* CurrentGpuValues(const Model& m) {
+  const LiveGpuView& gpu = m.live_gpu();
+  const int i = m.state().info.i;
+  if (!gpu.has_probe() || gpu.problem_version != m.problem_version() || i < 0 || i >= gpu.tr) return nullptr;
+  return &gpu;
+}
+
 void HistoryPlot(const char* id, const char* title, const Model& m, bool is_m, int highlight, ImVec2 size) {
   const StepState& s = m.state();
   PlotSpec spec;
@@ -91,6 +99,22 @@ void HistoryPlot(const char* id, const char* title, const Model& m, bool is_m, i
       series.y.push_back(history[h][static_cast<std::size_t>(r)]);
     }
     spec.series.push_back(std::move(series));
+  }
+  // The GPU's values of the same rows after the same K/V tiles, dashed over the model's lines: where they
+  // agree (to fp32 rounding) the dashes sit on the line; a disagreement shows as a gap, in the "bad" colour.
+  if (const LiveGpuView* gpu = CurrentGpuValues(m)) {
+    for (int r = 0; r < s.rows; ++r) {
+      if (r >= rows && r != highlight) continue;
+      PlotSeries series;
+      series.label = Sprintf("row %d on the GPU", s.row_begin + r);
+      series.color = gpu->agrees ? GetPalette().good : GetPalette().bad;
+      series.dashed = true;
+      for (int j : s.history_j) {
+        series.x.push_back(j);
+        series.y.push_back(is_m ? gpu->GpuM(s.info.i, j, r) : gpu->GpuL(s.info.i, j, r));
+      }
+      spec.series.push_back(std::move(series));
+    }
   }
   // Highlighted series last, so it is drawn on top.
   std::stable_partition(spec.series.begin(), spec.series.end(),
@@ -142,6 +166,16 @@ void DrawStatisticsPanel(const Model& model, UiState& ui) {
   } else {
     MathTextColored(pal.dim, t.alpha.empty() ? "α = e^(m_old − m_new) appears once the new maxima are known"
                                              : "No new row maximum in this tile: α = 1 for every row with a maximum");
+  }
+  if (const LiveGpuView* gpu = CurrentGpuValues(model)) {
+    // The cross-check in one line; a mismatch is never quiet (the live GPU tab has the details).
+    MathTextColored(gpu->agrees ? pal.good : pal.bad,
+                    Sprintf("%s %s: max |Δm| = %s, max |Δℓ|/ℓ = %s (dashed: the GPU)", gpu->probe_kernel.c_str(),
+                            gpu->agrees ? "agrees" : "DISAGREES — MISMATCH", Num(gpu->max_m_error, 2).c_str(),
+                            Num(gpu->max_l_rel_error, 2).c_str()).c_str());
+    ImGui::SameLine();
+    HelpMarker("The instrumented kernel of the live GPU tab ran these same tiles on the GPU in fp32 and recorded "
+               "m_i and ℓ_i after every tile iteration. The dashed lines below are its values.");
   }
   ImGui::PopTextWrapPos();
 
