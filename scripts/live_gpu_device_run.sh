@@ -1,29 +1,54 @@
 #!/usr/bin/env bash
-# One device run for the live GPU view (issue 6): the instrumented kernels against the model, CUDA-GL
-# interop on the NVIDIA GPU (GLX through Xvfb) and on Mesa (the host-copy fallback), trace --gpu on both
-# loop orders, and GUI screenshots/frame times on the GPU. Binaries built here (Release, sm_90) travel in $1.
-# Usage on the GPU machine, from the project root: scripts/live_gpu_device_run.sh .device-me $OUT
+# Device runs for the live GPU view (issue 6). Binaries built here (Release, sm_90) travel in $2, gzipped
+# where large, with DejaVu Sans (what scripts/deps installs on Debian) in $2/fonts.
+#   egl: carry $2 (with $2/lib: the GLFW/epoxy/stb/X11 runtime) and .gl. EGL on the NVIDIA GPU: the
+#        instrumented kernels against the model, the live tab rendered headless (label gpu tests), trace --gpu
+#        on both orders, a screenshot of the live tab through interop.
+#   glx: carry $2 and .x. Xvfb with GLX on the NVIDIA GPU (interop) and on Mesa llvmpipe (host copy): the
+#        interop tests on both, and the same live-tab screenshot through each.
+#   mesa: carry $2, .gl and .device-mesa (Mesa's EGL, llvmpipe and their libraries as Debian packages): the
+#        live-tab screenshot through EGL on the NVIDIA GPU (interop), then the same with GL on Mesa, where CUDA
+#        cannot register the textures (host copy).
+# Usage on the GPU machine, from the project root: scripts/live_gpu_device_run.sh egl|glx|mesa .device-me $OUT
 set -uo pipefail
-bin=$1 out=$2
-source .x/gpu-env.sh   # Xvfb :99, GLX on the NVIDIA GPU (__GLX_VENDOR_LIBRARY_NAME=nvidia), EGL vendor file
-nvidia-smi -L | tee "$out/gpu.txt"
-echo "== instrumented kernels vs the model"
-"$bin/cuda_probe_tests" 2>&1 | tee "$out/probe_tests.log" | grep -E '^\[  (PASSED|FAILED|SKIPPED)|tests ran'
-echo "== interop, GLX on the NVIDIA GPU"
-"$bin/interop_tests" 2>&1 | tee "$out/interop_nvidia.log" | grep -E 'renderer|^\[  (PASSED|FAILED)'
-echo "== interop, GLX on Mesa llvmpipe (fallback expected)"
-(unset __GLX_VENDOR_LIBRARY_NAME; export LIBGL_DRIVERS_PATH=/opt/x/usr/lib/x86_64-linux-gnu/dri
- "$bin/interop_tests") 2>&1 | tee "$out/interop_mesa.log" | grep -E 'renderer|^\[  (PASSED|FAILED)'
-echo "== trace --gpu"
-for shape in "--n 300 --d 40 --br 16 --bc 24" "--n 1000 --d 64 --sram 49152" "--n 97 --d 8 --br 8 --bc 16"; do
+mode=$1 bin=$2 out=$3
+for f in "$bin"/*.gz; do [ -e "$f" ] && gunzip -f "$f"; done
+chmod +x "$bin"/* 2>/dev/null
+mkdir -p /usr/share/fonts/truetype/dejavu && cp "$bin"/fonts/*.ttf /usr/share/fonts/truetype/dejavu/
+nvidia-smi -L | tee "$out/gpu-$mode.txt"
+shot="--n 512 --d 64 --br 64 --bc 64 --order q --step 330 --panel gpu --width 1920 --height 1080"
+if [ "$mode" = egl ]; then
+  source .gl/gpu-env.sh
+  export LD_LIBRARY_PATH=$PWD/$bin/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  echo "== instrumented kernels vs the model"
+  "$bin/cuda_probe_tests" 2>&1 | tee "$out/tests-egl.log" | grep -E '^\[  (PASSED|FAILED|SKIPPED)'
+  echo "== the live tab rendered headless"
+  "$bin/live_view_tests" 2>&1 | tee -a "$out/tests-egl.log" | grep -E '^\[  (PASSED|FAILED|SKIPPED)|Failure|Expected|Which' | head
+  echo "== trace --gpu"
   for order in kv q; do
-    for causal in "" --causal; do
-      "$bin/flashviz" trace --gpu $shape --order $order $causal --seed 7 --out /tmp/t.jsonl 2>&1 | tail -1
-      echo "   ($shape --order $order $causal: exit ${PIPESTATUS[0]})"
-    done
+    "$bin/flashviz" trace --gpu --n 1000 --d 64 --sram 49152 --order $order --causal --out /tmp/t.jsonl 2>&1 | tail -1
   done
-done
-head -c 600 /tmp/t.jsonl > "$out/trace_gpu_head.txt"
-echo "== GUI on the GPU"
-"$bin/flashviz" --n 64 --d 8 --step 60 --gl egl --width 1920 --height 1080 --screenshot "$out/gui_egl_nvidia.png" 2>&1 | tail -2
-"$bin/flashviz" --n 1024 --d 64 --sram 49152 --bench-frames 300 --width 1920 --height 1080 2>&1 | tail -2
+  echo "== screenshots"
+  "$bin/flashviz" $shot --gl egl --screenshot "$out/live-gpu-egl-interop-1920x1080.png" 2>&1 | tail -2
+  "$bin/flashviz" --n 64 --d 8 --br 16 --bc 16 --causal --order q --step 60 --panel gpu --width 1280 --height 720 \
+    --gl egl --screenshot "$out/live-gpu-causal-1280x720.png" 2>&1 | tail -2
+elif [ "$mode" = mesa ]; then
+  source .gl/gpu-env.sh  # the glvnd EGL loader, with NVIDIA's EGL vendor first
+  LD_LIBRARY_PATH=$PWD/$bin/lib "$bin/flashviz" $shot --gl egl \
+    --screenshot "$out/live-gpu-egl-interop-1920x1080.png" 2>&1 | tail -2
+  mkdir -p /opt/mesa && for f in .device-mesa/*.deb; do dpkg -x "$f" /opt/mesa; done
+  export LD_LIBRARY_PATH=$PWD/$bin/lib:/opt/mesa/usr/lib/x86_64-linux-gnu
+  export __EGL_VENDOR_LIBRARY_FILENAMES=/opt/mesa/usr/share/glvnd/egl_vendor.d/50_mesa.json
+  export LIBGL_DRIVERS_PATH=/opt/mesa/usr/lib/x86_64-linux-gnu/dri
+  "$bin/flashviz" $shot --gl egl --screenshot "$out/live-gpu-egl-mesa-host-copy-1920x1080.png" 2>&1 | tail -2
+else
+  source .x/gpu-env.sh   # Xvfb :99, GLX on the NVIDIA GPU (__GLX_VENDOR_LIBRARY_NAME=nvidia)
+  mesa() { (unset __GLX_VENDOR_LIBRARY_NAME; export LIBGL_DRIVERS_PATH=/opt/x/usr/lib/x86_64-linux-gnu/dri; "$@"); }
+  echo "== interop, GLX on the NVIDIA GPU"
+  "$bin/interop_tests" 2>&1 | tee "$out/tests-glx.log" | grep -E 'renderer|^\[  (PASSED|FAILED)'
+  echo "== interop, GLX on Mesa llvmpipe (fallback expected)"
+  mesa "$bin/interop_tests" 2>&1 | tee -a "$out/tests-glx.log" | grep -E 'renderer|^\[  (PASSED|FAILED)'
+  echo "== screenshots through GLX"
+  "$bin/flashviz" $shot --gl glfw --screenshot "$out/live-gpu-glx-nvidia-interop-1920x1080.png" 2>&1 | tail -2
+  mesa "$bin/flashviz" $shot --gl glfw --screenshot "$out/live-gpu-glx-mesa-host-copy-1920x1080.png" 2>&1 | tail -2
+fi

@@ -129,7 +129,10 @@ void DrawCrossCheck(const Model& model, const LiveGpuView& gpu) {
   const int rows = std::min(gpu.br, model.problem().n - i * gpu.br);
   const ImGuiTableFlags flags = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_ScrollY |
                                 ImGuiTableFlags_SizingStretchProp;
-  const float height = std::min(rows + 1.5f, 9.5f) * ImGui::GetTextLineHeightWithSpacing();
+  // At most a third of what is left, so the images below still show on a 720-pixel screen (it scrolls).
+  const float height = std::max(3.5f * ImGui::GetTextLineHeightWithSpacing(),
+                                std::min(std::min(rows + 1.5f, 9.5f) * ImGui::GetTextLineHeightWithSpacing(),
+                                         ImGui::GetContentRegionAvail().y / 3.0f));
   if (!ImGui::BeginTable("crosscheck", 7, flags, ImVec2(0, height))) return;
   ImGui::TableSetupScrollFreeze(0, 1);
   for (const char* heading : {"row", "m model", "m GPU", "|dm|", "l model", "l GPU", "|dl|/l"}) ImGui::TableSetupColumn(heading);
@@ -158,13 +161,19 @@ void DrawImages(const LiveGpuView& gpu) {
   const float avail = ImGui::GetContentRegionAvail().x;
   const int per_row = avail > 900.0f ? 4 : (avail > 450.0f ? 2 : 1);
   const float side = std::max(80.0f, avail / static_cast<float>(per_row) - ImGui::GetStyle().ItemSpacing.x);
+  // Title, legend and "max" lines around each image: the images take the height that is left (one row of
+  // them fits without scrolling when the window is tall enough).
+  const float text_h = 3.6f * ImGui::GetTextLineHeightWithSpacing();
+  const float max_image_h = std::max(60.0f, ImGui::GetContentRegionAvail().y - text_h);
   for (std::size_t k = 0; k < gpu.images.size(); ++k) {
     const LiveGpuImage& image = gpu.images[k];
     if (k % static_cast<std::size_t>(per_row) != 0) ImGui::SameLine();
     ImGui::BeginGroup();
     MathText(image.title.c_str());
-    const float aspect = static_cast<float>(image.rows) / static_cast<float>(std::max(1, image.cols));
-    const ImVec2 size(side, std::min(side * aspect, side * 1.5f));
+    // Tall matrices (O is N × d) are shown at most 1.5 times as tall as wide.
+    const float aspect = std::min(1.5f, static_cast<float>(image.rows) / static_cast<float>(std::max(1, image.cols)));
+    const float height = std::min(side * aspect, max_image_h);
+    const ImVec2 size(std::min(side, height / std::max(aspect, 1e-3f)), height);
     const ImVec2 origin = ImGui::GetCursorScreenPos();
     ImGui::Image(reinterpret_cast<ImTextureID>(static_cast<std::intptr_t>(image.gl_texture)), size);
     if (ImGui::IsItemHovered()) {
