@@ -52,6 +52,19 @@ std::string SessionToJson(const UiState& ui, std::int64_t step) {
                   {"large_font", ui.large_font},
                   {"speed", ui.speed},
                   {"play_unit", ui.play_unit == StepUnit::kPhase ? "phase" : "tile"}};
+  // The panels' own choices: the Vortex machine and view, the live GPU view's kernel and switches.
+  const vortex::MachineConfig& machine = ui.vortex.machine;
+  session["vortex"] = {{"cores", machine.cores},
+                       {"warps_per_core", machine.warps_per_core},
+                       {"threads_per_warp", machine.threads_per_warp},
+                       {"local_memory_bytes", machine.local_memory_bytes},
+                       {"fp_registers_per_thread", machine.fp_registers_per_thread},
+                       {"mode", std::string(vortex::ModeName(ui.vortex.mode))},
+                       {"color_lanes", ui.vortex.color_lanes},
+                       {"compare_wmma", ui.vortex.compare_wmma}};
+  session["live_gpu"] = {{"kernel", ui.live_gpu.variant},
+                         {"rerun_on_change", ui.live_gpu.rerun_on_change},
+                         {"force_host_copy", ui.live_gpu.force_host_copy}};
   return session.dump(2) + "\n";
 }
 
@@ -103,6 +116,26 @@ std::int64_t SessionFromJson(const std::string& text, const std::string& name, U
     next.large_font = s.value("large_font", false);
     next.speed = std::clamp(s.value("speed", 4.0f), 0.25f, 240.0f);
     next.play_unit = s.value("play_unit", std::string("phase")) == "tile" ? StepUnit::kTileIteration : StepUnit::kPhase;
+    if (s.contains("vortex")) {
+      const json& v = s.at("vortex");
+      vortex::MachineConfig& machine = next.vortex.machine;
+      machine.cores = v.value("cores", machine.cores);
+      machine.warps_per_core = v.value("warps_per_core", machine.warps_per_core);
+      machine.threads_per_warp = v.value("threads_per_warp", machine.threads_per_warp);
+      machine.local_memory_bytes = v.value("local_memory_bytes", machine.local_memory_bytes);
+      machine.fp_registers_per_thread = v.value("fp_registers_per_thread", machine.fp_registers_per_thread);
+      const auto mode = vortex::ParseMode(v.value("mode", std::string("simt")));
+      if (!mode) throw InputError(name + ": \"vortex\".\"mode\" must be \"simt\" or \"tcu\"");
+      next.vortex.mode = *mode;
+      next.vortex.color_lanes = v.value("color_lanes", false);
+      next.vortex.compare_wmma = v.value("compare_wmma", false);
+    }
+    if (s.contains("live_gpu")) {
+      const json& g = s.at("live_gpu");
+      next.live_gpu.variant = g.value("kernel", next.live_gpu.variant);
+      next.live_gpu.rerun_on_change = g.value("rerun_on_change", next.live_gpu.rerun_on_change);
+      next.live_gpu.force_host_copy = g.value("force_host_copy", next.live_gpu.force_host_copy);
+    }
   } catch (const json::exception& e) {
     throw InputError(Sprintf("%s: malformed session: %s", name.c_str(), e.what()));
   }

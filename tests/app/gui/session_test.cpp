@@ -27,6 +27,13 @@ TEST(Session, RoundTripsEveryField) {
   ui.large_font = true;
   ui.speed = 32;
   ui.play_unit = StepUnit::kTileIteration;
+  ui.vortex.machine.cores = 8;
+  ui.vortex.machine.local_memory_bytes = 32768;
+  ui.vortex.mode = vortex::Mode::kTcu;
+  ui.vortex.compare_wmma = true;
+  ui.live_gpu.variant = "flash2_row";
+  ui.live_gpu.force_host_copy = true;
+  ui.live_gpu.rerun_on_change = false;
   const std::string json = SessionToJson(ui, 99);
 
   UiState back;
@@ -41,6 +48,12 @@ TEST(Session, RoundTripsEveryField) {
   EXPECT_TRUE(back.large_font);
   EXPECT_FLOAT_EQ(back.speed, 32);
   EXPECT_EQ(back.play_unit, StepUnit::kTileIteration);
+  EXPECT_EQ(back.vortex.machine, ui.vortex.machine);
+  EXPECT_EQ(back.vortex.mode, vortex::Mode::kTcu);
+  EXPECT_TRUE(back.vortex.compare_wmma);
+  EXPECT_EQ(back.live_gpu.variant, "flash2_row");
+  EXPECT_TRUE(back.live_gpu.force_host_copy);
+  EXPECT_FALSE(back.live_gpu.rerun_on_change);
   EXPECT_TRUE(back.style_dirty);
 }
 
@@ -57,6 +70,8 @@ TEST(Session, MalformedSessionsChangeNothing) {
       R"({"flashviz_session": 1, "problem": {}, "theme": "pink"})",
       R"({"flashviz_session": 1, "problem": {"tiles": "some"}})",
       R"({"flashviz_session": 1, "problem": {}, "panels": {"step": 3}})",
+      R"({"flashviz_session": 1, "problem": {}, "vortex": {"mode": "gpu"}})",
+      R"({"flashviz_session": 1, "problem": {}, "live_gpu": {"kernel": 7}})",
   };
   for (const char* text : bad) {
     UiState ui;
