@@ -141,7 +141,12 @@ std::string StripTildes(const char* text) { return Strip(text, nullptr); }
 std::string PlainNotation(const char* text) { return Strip(text, nullptr); }
 
 void HelpMarker(const char* text) {
+  // After SameLine() following wrapped text the line has no room left: the marker then starts the next line
+  // instead of being wrapped one character per line. A marker that merely runs into the padding stays.
+  if (ImGui::GetContentRegionAvail().x < 0.5f * ImGui::CalcTextSize("(?)").x) ImGui::NewLine();
+  ImGui::PushTextWrapPos(-1.0f);
   ImGui::TextDisabled("(?)");
+  ImGui::PopTextWrapPos();
   if (ImGui::IsItemHovered()) {
     ImGui::BeginTooltip();
     ImGui::PushTextWrapPos(ImGui::GetFontSize() * 32.0f);

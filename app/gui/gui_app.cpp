@@ -2,7 +2,7 @@
 // [SECTION] ImGui on a GL context (RAII)
 // [SECTION] one offscreen frame (--screenshot)
 // [SECTION] the frame-time benchmark (--bench-frames)
-// [SECTION] the interactive window: the main loop
+// [SECTION] the interactive window: one turn of the main loop
 #include "app/gui/gui_app.h"
 
 #include <epoxy/gl.h>
@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <cstdint>
 #include <cstdlib>
+#include <deque>
 #include <thread>
 #include <vector>
 
@@ -102,6 +103,41 @@ namespace {
 // [SECTION] ImGui on a GL context
 // ---------------------------------------------------------------------------------------------------------
 
+// ImGui 1.86's GLFW backend records only whether a key is down when a frame starts, so a key pressed and released
+// between two frames (a quick tap while the loop sleeps in glfwWaitEventsTimeout, two taps in a row, keys sent
+// by another program) would be seen once or not at all. Key events are queued here and handed to the backend
+// before each frame, stopping at the first event that would change a key a frame already saw change: every
+// press then spans at least one frame, in order, as ImGui 1.87's input queue does.
+class KeyQueue {
+ public:
+  void Install(GLFWwindow* window) {
+    glfwSetWindowUserPointer(window, this);
+    glfwSetKeyCallback(window, &KeyQueue::OnKey);  // replaces the backend's; Deliver calls it
+  }
+  void Deliver(GLFWwindow* window) {
+    std::vector<int> changed;  // keys whose state this frame already changed
+    while (!queue_.empty()) {
+      const Event e = queue_.front();
+      if (e.action != GLFW_REPEAT) {
+        if (std::find(changed.begin(), changed.end(), e.key) != changed.end()) break;
+        changed.push_back(e.key);
+      }
+      queue_.pop_front();
+      ImGui_ImplGlfw_KeyCallback(window, e.key, e.scancode, e.action, e.mods);
+    }
+  }
+  bool pending() const { return !queue_.empty(); }
+
+ private:
+  struct Event {
+    int key, scancode, action, mods;
+  };
+  static void OnKey(GLFWwindow* window, int key, int scancode, int action, int mods) {
+    static_cast<KeyQueue*>(glfwGetWindowUserPointer(window))->queue_.push_back({key, scancode, action, mods});
+  }
+  std::deque<Event> queue_;
+};
+
 class ImGuiOnGl {
  public:
   explicit ImGuiOnGl(GLFWwindow* window) : window_(window) {
@@ -118,7 +154,8 @@ class ImGuiOnGl {
       ImGui::SetCurrentContext(previous_context_);
       throw InputError("ImGui: the OpenGL 3 renderer failed to load its GL functions (libGL.so.1)");
     }
-    if (!window_) InstallGlfwKeyMap(io);
+    if (window_) key_queue_.Install(window_);
+    else InstallGlfwKeyMap(io);
     previous_textures_ = SetTextureBackend(&textures_);
   }
   ~ImGuiOnGl() {
@@ -144,6 +181,7 @@ class ImGuiOnGl {
     ApplyStyle(ui, &ImGuiOnGl::UploadFonts);
     ImGui_ImplOpenGL3_NewFrame();
     if (window_) {
+      key_queue_.Deliver(window_);
       ImGui_ImplGlfw_NewFrame();
     } else {
       ImGuiIO& io = ImGui::GetIO();
@@ -165,9 +203,12 @@ class ImGuiOnGl {
     glClear(GL_COLOR_BUFFER_BIT);
     ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
   }
+  // Key events still queued for the next frames: the loop should not wait for new input.
+  bool input_pending() const { return key_queue_.pending(); }
 
  private:
   GLFWwindow* window_;
+  KeyQueue key_queue_;
   ImGuiContext* previous_context_ = nullptr;
   ImGuiContext* context_ = nullptr;
   GlTextureBackend textures_;
@@ -265,43 +306,6 @@ int RunBenchFrames(const GuiOptions& o) {
 // [SECTION] the interactive window
 // ---------------------------------------------------------------------------------------------------------
 
-int RunInteractive(const GuiOptions& o) {
-  std::string error;
-  auto context = CreateWindowContext(o.width, o.height, "flashviz: FlashAttention, tile by tile", true, &error);
-  if (!context) throw InputError("cannot open a window (" + error + "); --screenshot works without a display");
-  GLFWwindow* window = context->window();
-  glfwSwapInterval(1);
-  Model model;
-  UiState ui;
-  InitGuiState(o, model, ui);
-  if (!o.ui_scale) {  // follow the monitor's scale on high-DPI screens unless asked otherwise
-    float sx = 1, sy = 1;
-    glfwGetWindowContentScale(window, &sx, &sy);
-    if (sx > 1.2f) ui.ui_scale = std::min(sx, 3.0f);
-  }
-  ImGuiOnGl imgui(window);
-  auto last = std::chrono::steady_clock::now();
-  while (!glfwWindowShouldClose(window) && !ui.request_quit) {
-    // 1. Poll events; sleep while minimised, wait for input while nothing moves.
-    if (glfwGetWindowAttrib(window, GLFW_ICONIFIED)) {
-      glfwWaitEventsTimeout(0.25);
-      continue;
-    }
-    if (ui.playing || model.busy()) glfwPollEvents();
-    else glfwWaitEventsTimeout(0.1);
-    const auto now = std::chrono::steady_clock::now();
-    const double dt = std::chrono::duration<double>(now - last).count();
-    last = now;
-    int w = 0, h = 0;
-    glfwGetFramebufferSize(window, &w, &h);
-    // 2-4. New frame, the panels, render.
-    imgui.Frame(model, ui, dt, w, h);
-    // 5. Swap.
-    glfwSwapBuffers(window);
-  }
-  return 0;
-}
-
 }  // namespace
 
 OffscreenFrame RenderOffscreenFrame(const GuiOptions& o, GlBackend backend) {
@@ -334,10 +338,69 @@ OffscreenFrame RenderOffscreenFrame(const GuiOptions& o, GlBackend backend) {
   return out;
 }
 
+// ---------------------------------------------------------------------------------------------------------
+// [SECTION] the interactive window
+// ---------------------------------------------------------------------------------------------------------
+
+struct InteractiveWindow::Parts {
+  std::unique_ptr<GlContext> context;
+  Model model;
+  UiState ui;
+  std::unique_ptr<ImGuiOnGl> imgui;
+  std::chrono::steady_clock::time_point last = std::chrono::steady_clock::now();
+};
+
+InteractiveWindow::InteractiveWindow(const GuiOptions& o) : parts_(std::make_unique<Parts>()) {
+  std::string error;
+  parts_->context = CreateWindowContext(o.width, o.height, "flashviz: FlashAttention, tile by tile", true, &error);
+  if (!parts_->context) throw InputError("cannot open a window (" + error + "); --screenshot works without a display");
+  GLFWwindow* w = window();
+  glfwSwapInterval(1);
+  InitGuiState(o, parts_->model, parts_->ui);
+  if (!o.ui_scale) {  // follow the monitor's scale on high-DPI screens unless asked otherwise
+    float sx = 1, sy = 1;
+    glfwGetWindowContentScale(w, &sx, &sy);
+    if (sx > 1.2f) parts_->ui.ui_scale = std::min(sx, 3.0f);
+  }
+  parts_->imgui = std::make_unique<ImGuiOnGl>(w);
+}
+
+InteractiveWindow::~InteractiveWindow() = default;
+
+GLFWwindow* InteractiveWindow::window() const { return parts_->context->window(); }
+const Model& InteractiveWindow::model() const { return parts_->model; }
+const UiState& InteractiveWindow::ui() const { return parts_->ui; }
+
+bool InteractiveWindow::Frame() {
+  GLFWwindow* w = window();
+  Parts& p = *parts_;
+  if (glfwWindowShouldClose(w) || p.ui.request_quit) return false;
+  // 1. Poll events; sleep while minimised, wait for input while nothing moves.
+  if (glfwGetWindowAttrib(w, GLFW_ICONIFIED)) {
+    glfwWaitEventsTimeout(0.25);
+    return true;
+  }
+  if (p.ui.playing || p.model.busy() || p.imgui->input_pending()) glfwPollEvents();
+  else glfwWaitEventsTimeout(0.1);
+  const auto now = std::chrono::steady_clock::now();
+  const double dt = std::chrono::duration<double>(now - p.last).count();
+  p.last = now;
+  int fb_width = 0, fb_height = 0;
+  glfwGetFramebufferSize(w, &fb_width, &fb_height);
+  // 2-4. New frame, the panels, render.
+  p.imgui->Frame(p.model, p.ui, dt, fb_width, fb_height);
+  // 5. Swap.
+  glfwSwapBuffers(w);
+  return true;
+}
+
 int RunGui(const GuiOptions& o) {
   if (!o.screenshot.empty()) return RunScreenshot(o);
   if (o.bench_frames > 0) return RunBenchFrames(o);
-  return RunInteractive(o);
+  InteractiveWindow window(o);
+  while (window.Frame()) {
+  }
+  return 0;
 }
 
 }  // namespace flashviz

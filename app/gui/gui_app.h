@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -40,6 +41,26 @@ struct OffscreenFrame {
 // Renders one frame of width × height offscreen with OpenGL (after background work has finished, so the
 // frame is complete). Throws InputError when no GL context can be made.
 OffscreenFrame RenderOffscreenFrame(const GuiOptions& options, GlBackend backend);
+
+// The interactive program: a visible window and the main loop, one turn at a time (RunGui turns it until the
+// window closes; a test drives it with real X input under Xvfb). Throws InputError when no window opens.
+class InteractiveWindow {
+ public:
+  explicit InteractiveWindow(const GuiOptions& options);
+  ~InteractiveWindow();
+  InteractiveWindow(const InteractiveWindow&) = delete;
+  InteractiveWindow& operator=(const InteractiveWindow&) = delete;
+  // Waits for input (at most 0.1 s while nothing moves), then draws and shows one frame. False once the
+  // window was closed or the user asked to quit.
+  bool Frame();
+  GLFWwindow* window() const;
+  const Model& model() const;
+  const UiState& ui() const;
+
+ private:
+  struct Parts;
+  std::unique_ptr<Parts> parts_;
+};
 
 // Runs what the options ask for; returns the exit status.
 int RunGui(const GuiOptions& options);

@@ -74,7 +74,7 @@ void DrawTimings(const LiveGpuView& gpu) {
   const Palette& palette = GetPalette();
   if (!gpu.variant_id.empty()) {
     if (gpu.variant_repeats > 0) {
-      ImGui::Text("%s: median %.3f ms, min %.3f ms over %d runs; max |O - O_ref| = %s", gpu.variant_name.c_str(),
+      ImGui::Text("%s: median %.3f ms, min %.3f ms over %d runs; max |O - O_ref| = %s", gpu.variant_id.c_str(),
                   gpu.variant_ms_median, gpu.variant_ms_min, gpu.variant_repeats, Num(gpu.variant_max_error, 3).c_str());
       ImGui::SameLine();
       HelpMarker("CUDA events around the variant's launch, one warm-up first; the error is against the float64 "
