@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# The whole GPU side of flashviz in one device run, on binaries built from one commit: every test binary
+# that carries GPU tests, trace --gpu in both loop orders, the GUI's frames and the live GPU tab through EGL
+# on the NVIDIA GPU (screenshots and frame times), and a causal sweep of the CUDA progression next to
+# PyTorch's backends on the same shapes (the sweeps without the mask are kernels/README.md's).
+#
+# Build HEAD here (Release, sm_90), then pack:  scripts/gpu_check.sh pack BUILD_DIR .device-check
+# On the GPU machine (carry .device-check and .gl):  scripts/gpu_check.sh run .device-check $OUT
+# Every step has its own time limit, so one hang cannot eat the run; $OUT gets summary.txt, the screenshots
+# and everything else in check.tgz.
+set -uo pipefail
+mode=${1:?pack or run}
+
+tests=(kernels_cuda_registry_tests kernels_cuda_launch_table_tests kernels_cuda_gpu_tests kernels_cuda_mma_tests
+       cuda_probe_tests hw4_kernel_gpu_tests hw4_cli_gpu_tests live_view_tests viz_tests app_gui_tests)
+
+if [ "$mode" = pack ]; then
+  build=${2:?build directory} dest=${3:?destination}
+  rm -rf "$dest" && mkdir -p "$dest/lib" "$dest/fonts"
+  stage=$(mktemp -d)
+  cp "$build/app/flashviz" "$stage/"
+  for t in "${tests[@]}"; do cp "$(find "$build/tests" -type f -name "$t" | head -1)" "$stage/" || exit 1; done
+  strip "$stage"/*
+  tar cJf "$dest/bin.txz" -C "$stage" . && rm -rf "$stage"
+  # The runtime the GPU machine lacks (GLFW, epoxy, stb, X11 client libraries) and the GUI's font.
+  ldd "$build/app/flashviz" | awk '/libglfw|libepoxy|libstb|libX11|libxcb|libXau|libXdmcp|libbsd|libmd\./ {print $3}' |
+    xargs -r cp -L -t "$dest/lib"
+  cp /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf /usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf "$dest/fonts/"
+  git rev-parse --short HEAD > "$dest/commit.txt"   # build BUILD_DIR from HEAD
+  du -sh "$dest"
+  exit 0
+fi
+
+[ "$mode" = run ] || { echo "gpu_check.sh: unknown mode $mode (pack or run)" >&2; exit 2; }
+src=${2:?binaries} out=${3:?output directory}
+work=$(mktemp -d) bin=$(mktemp -d)
+trap 'tar czf "$out/check.tgz" -C "$work" .' EXIT
+tar xJf "$src/bin.txz" -C "$bin"
+mkdir -p /usr/share/fonts/truetype/dejavu && cp "$src"/fonts/*.ttf /usr/share/fonts/truetype/dejavu/
+source .gl/gpu-env.sh   # EGL on the NVIDIA GPU through glvnd
+export LD_LIBRARY_PATH=$PWD/$src/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export FLASHVIZ_BIN=$bin/flashviz PYTHONUNBUFFERED=1
+summary=$out/summary.txt
+say() { echo "$*" | tee -a "$summary"; }
+{
+  date -u +"date: %Y-%m-%dT%H:%M:%SZ"
+  nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
+  echo "binaries built from commit $(cat "$src/commit.txt")"
+} | tee "$summary"
+
+say "== test binaries (gtest)"
+for t in "${tests[@]}"; do
+  timeout 400 "$bin/$t" > "$work/$t.log" 2>&1
+  rc=$?
+  say "$(printf '%-34s rc=%-3s %s' "$t" "$rc" \
+    "$(grep -E '^\[  (PASSED|FAILED|SKIPPED) +\] [0-9]+ test' "$work/$t.log" | tr -s ' \n' ' ')")"
+  grep -E '^\[  FAILED  \] [A-Za-z]' "$work/$t.log" | head -5 | tee -a "$summary"
+done
+
+say "== trace --gpu (the instrumented kernels against the model)"
+for order in kv q; do
+  say "$order: $(timeout 60 "$bin/flashviz" trace --gpu --n 1000 --d 64 --sram 49152 --order $order --causal \
+    --out "$work/trace-$order.jsonl" 2>&1 | tail -1)"
+done
+
+say "== GUI through EGL on the GPU"
+timeout 60 "$bin/flashviz" --n 1024 --d 64 --sram 49152 --step 2000 --width 1920 --height 1080 --gl egl \
+  --bench-frames 300 2>&1 | tail -2 | tee -a "$summary"
+for size in 1280x720 1920x1080; do
+  timeout 90 "$bin/flashviz" --n 512 --d 64 --br 64 --bc 64 --order q --step 330 --panel gpu --gl egl \
+    --width "${size%x*}" --height "${size#*x}" --screenshot "$out/live-gpu-$size.png" 2>&1 | tail -2 | tee -a "$summary"
+done
+
+say "== causal sweep, d = 64 (B·H as PEERS.md; TFLOP/s count half the FLOPs)"
+f=$bin/flashviz n=1024,2048,4096,8192
+timeout 60 "$f" bench --kernels naive,tiled --n 1024,2048 --d 64 --causal --csv "$work/causal_fp32_naive.csv" 2> "$work/causal_fp32_naive.log"
+timeout 150 "$f" bench --kernels flash1,flash2_row,flash2_warp,math --n $n --d 64 --causal --csv "$work/causal_fp32.csv" 2> "$work/causal_fp32.log"
+timeout 100 "$f" bench --kernels flash2_wmma,flash2_mma,math --n $n --d 64 --dtype fp16 --causal --csv "$work/causal_fp16.csv" 2> "$work/causal_fp16.log"
+timeout 150 python3 scripts/peers.py --n $n --d 64 --dtype fp32 --causal --backends torch_efficient,torch_math \
+  --csv "$work/causal_peers.csv" 2> "$work/causal_peers.log"
+timeout 150 python3 scripts/peers.py --n $n --d 64 --dtype fp16 --causal --csv "$work/causal_peers.csv" --append 2>> "$work/causal_peers.log"
+for csv in "$work"/causal_*.csv; do cut -d, -f1,2,5,6,7,8,10,11,14 "$csv" | tee -a "$summary"; done
+grep -h -E "validation failed|error" "$work"/causal_*.log | head -10 | tee -a "$summary"
+cp "$summary" "$work/"
