@@ -7,13 +7,13 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <random>
 #include <string>
 #include <tuple>
 #include <vector>
 
 #include "kernels/cuda/mma/flash2_mma.h"
 #include "kernels/cuda/mma/mma_check.h"
+#include "tests/kernels/cuda/mma/device_problem.h"
 
 namespace flashviz::cuda {
 namespace {
@@ -23,48 +23,11 @@ bool HaveGpu() {
   return cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
 }
 
-std::uint64_t FreshSeed() {
-  static std::random_device entropy;
-  return (static_cast<std::uint64_t>(entropy()) << 32) ^ entropy();
-}
-
-struct DeviceProblem {
-  AttentionArgs args;
-  std::size_t elements = 0;
-  DeviceProblem(const AttentionShape& shape, DType dtype, unsigned options) {
-    args.shape = shape;
-    args.dtype = dtype;
-    args.options = options;
-    elements = static_cast<std::size_t>(shape.batch) * shape.heads * shape.n * shape.d;
-    void** buffers[] = {const_cast<void**>(&args.q), const_cast<void**>(&args.k), const_cast<void**>(&args.v),
-                        &args.o};
-    for (void** buffer : buffers) EXPECT_EQ(cudaMalloc(buffer, elements * 2), cudaSuccess);
-  }
-  ~DeviceProblem() {
-    for (const void* buffer : {args.q, args.k, args.v, static_cast<const void*>(args.o)})
-      cudaFree(const_cast<void*>(buffer));
-  }
-  void Fill(std::uint64_t seed) {
-    ASSERT_EQ(mma_check::FillNormal(const_cast<void*>(args.q), elements, args.dtype, seed + 1, nullptr), cudaSuccess);
-    ASSERT_EQ(mma_check::FillNormal(const_cast<void*>(args.k), elements, args.dtype, seed + 2, nullptr), cudaSuccess);
-    ASSERT_EQ(mma_check::FillNormal(const_cast<void*>(args.v), elements, args.dtype, seed + 3, nullptr), cudaSuccess);
-  }
-  // Poison O, run, check every element was written and every head matches the reference.
-  void RunAndCheck(const std::string& what) {
-    ASSERT_EQ(mma_check::Poison(args.o, elements, args.dtype, nullptr), cudaSuccess);
-    ASSERT_EQ(LaunchFlash2Mma(args), cudaSuccess) << what;
-    std::uint64_t non_finite = 0;
-    ASSERT_EQ(mma_check::CountNonFinite(args.o, elements, args.dtype, nullptr, &non_finite), cudaSuccess) << what;
-    ASSERT_EQ(non_finite, 0u) << what << ": output elements left NaN/inf";
-    const int heads = args.shape.batch * args.shape.heads;
-    for (int head = 0; head < heads; ++head) {
-      const mma_check::RowComparison c = mma_check::CompareRows(args, head, 0, args.shape.n);
-      ASSERT_TRUE(c.error.empty()) << c.error;
-      EXPECT_EQ(c.non_finite, 0u) << what;
-      EXPECT_LE(c.relative_error, mma_check::Tolerance(args.dtype))
-          << what << " head " << head << " (max abs error " << c.max_abs_error << ")";
-    }
-  }
+using mma_test::FreshSeed;
+// The problem with this file's kernel as its launcher.
+struct DeviceProblem : mma_test::DeviceProblem {
+  DeviceProblem(const AttentionShape& shape, DType dtype, unsigned options)
+      : mma_test::DeviceProblem(&LaunchFlash2Mma, shape, dtype, options) {}
 };
 
 using Case = std::tuple<DType, int /*d*/, bool /*causal*/, unsigned /*options*/>;
@@ -127,13 +90,7 @@ TEST(Flash2Mma, RepeatableBitForBit) {
   if (!HaveGpu()) GTEST_SKIP() << "no CUDA device";
   DeviceProblem problem(AttentionShape{1, 4, 777, 64, 0.125f, true}, DType::kBf16, 0);
   problem.Fill(FreshSeed());
-  std::vector<std::uint16_t> first(problem.elements), second(problem.elements);
-  ASSERT_EQ(LaunchFlash2Mma(problem.args), cudaSuccess);
-  ASSERT_EQ(cudaMemcpy(first.data(), problem.args.o, problem.elements * 2, cudaMemcpyDeviceToHost), cudaSuccess);
-  ASSERT_EQ(mma_check::Poison(problem.args.o, problem.elements, DType::kBf16, nullptr), cudaSuccess);
-  ASSERT_EQ(LaunchFlash2Mma(problem.args), cudaSuccess);
-  ASSERT_EQ(cudaMemcpy(second.data(), problem.args.o, problem.elements * 2, cudaMemcpyDeviceToHost), cudaSuccess);
-  EXPECT_EQ(first, second);
+  problem.ExpectRepeatableBits();
 }
 
 // Shapes and dtypes it cannot run get a reason, never a silent skip; bad options bits are refused.
