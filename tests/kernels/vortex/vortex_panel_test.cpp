@@ -11,48 +11,17 @@
 
 #include "kernels/cpu/problem.h"
 #include "kernels/cpu/stepper.h"
+#include "tests/viz/headless.h"
 #include "viz/model.h"
 #include "viz/panels/panel_table.h"
 #include "viz/panels/panels.h"
 #include "viz/raster.h"
-#include "viz/texture.h"
-#include "viz/theme.h"
 #include "viz/ui_state.h"
 
 namespace flashviz {
 namespace {
 
-class Headless {
- public:
-  explicit Headless(ImVec2 display) {
-    previous_ = ImGui::GetCurrentContext();
-    context_ = ImGui::CreateContext();
-    ImGui::SetCurrentContext(context_);
-    ImGuiIO& io = ImGui::GetIO();
-    io.IniFilename = nullptr;
-    io.LogFilename = nullptr;
-    io.DisplaySize = display;
-    io.DeltaTime = 1.0f / 60.0f;
-    LoadFonts(*io.Fonts, FontSizeFor(1.0f, false));
-    textures_.AddFontAtlas(*io.Fonts);
-    previous_textures_ = SetTextureBackend(&textures_);
-    ApplyTheme(Theme::kDark, 1.0f);
-  }
-  ~Headless() {
-    SetTextureBackend(previous_textures_);
-    textures_.ReleaseCache();
-    ImGui::DestroyContext(context_);
-    ImGui::SetCurrentContext(previous_);
-  }
-  Headless(const Headless&) = delete;
-  Headless& operator=(const Headless&) = delete;
-
- private:
-  ImGuiContext* previous_ = nullptr;
-  ImGuiContext* context_ = nullptr;
-  MemoryTextureBackend textures_;
-  TextureBackend* previous_textures_ = nullptr;
-};
+using Headless = testing::HeadlessImGui;
 
 void Load(Model& model, UiState& ui, const ProblemForm& form) {
   ui.form = form;
