@@ -138,27 +138,6 @@ int Replot(const BenchOptions& o) {
 }
 
 #ifdef FLASHVIZ_HAVE_CUDA
-cuda::BenchRow ToRow(const cuda::SweepPoint& point, cuda::DType dtype, const cuda::Measurement& m,
-                     const std::string& gpu) {
-  cuda::BenchRow row;
-  row.kernel = point.variant->id;
-  row.dtype = std::string(cuda::DTypeName(dtype));
-  row.batch = point.shape.batch;
-  row.heads = point.shape.heads;
-  row.n = point.shape.n;
-  row.d = point.shape.d;
-  row.causal = point.shape.causal;
-  row.gpu = gpu;
-  const bool measured = m.Ok();
-  row.ms_median = measured ? m.ms_median : NAN;
-  row.ms_min = measured ? m.ms_min : NAN;
-  row.tflops = measured ? m.tflops : NAN;
-  row.max_abs_error = m.validated_rows > 0 ? m.max_abs_error : NAN;
-  row.hbm_bytes = m.hbm_bytes > 0 ? m.hbm_bytes : NAN;
-  row.status = measured ? "ok" : std::string(cuda::MeasureStatusName(m.status)) + ": " + m.reason;
-  return row;
-}
-
 // ms (TFLOP/s) per kernel and N, the last thing printed: what a log tail shows.
 void PrintSummary(const std::vector<cuda::BenchRow>& rows) {
   std::vector<std::string> kernels;
@@ -224,7 +203,7 @@ int RunBench(const BenchOptions& o) {
     else
       std::fprintf(stderr, "%s: %s\n", std::string(cuda::MeasureStatusName(m.status)).c_str(), m.reason.c_str());
     all_good &= m.Ok() || m.status == cuda::MeasureStatus::kNotApplicable;
-    rows.push_back(ToRow(point, spec.dtype, m, gpu));
+    rows.push_back(cuda::ToBenchRow(point, spec.dtype, m, gpu));
     if (cuda::CudaContextLost()) {
       std::fprintf(stderr, "bench: the CUDA context is lost; stopping after %zu of %zu points\n", index + 1,
                    points.size());

@@ -368,6 +368,26 @@ std::string_view MeasureStatusName(MeasureStatus status) {
 // ---------------------------------------------------------------------------------------------------------------
 // [SECTION] MeasureVariant
 
+BenchRow ToBenchRow(const SweepPoint& point, DType dtype, const Measurement& m, const std::string& gpu) {
+  BenchRow row;
+  row.kernel = point.variant->id;
+  row.dtype = std::string(DTypeName(dtype));
+  row.batch = point.shape.batch;
+  row.heads = point.shape.heads;
+  row.n = point.shape.n;
+  row.d = point.shape.d;
+  row.causal = point.shape.causal;
+  row.gpu = gpu;
+  const bool measured = m.Ok();
+  row.ms_median = measured ? m.ms_median : NAN;
+  row.ms_min = measured ? m.ms_min : NAN;
+  row.tflops = measured ? m.tflops : NAN;
+  row.max_abs_error = m.validated_rows > 0 ? m.max_abs_error : NAN;
+  row.hbm_bytes = m.hbm_bytes > 0 ? m.hbm_bytes : NAN;
+  row.status = measured ? "ok" : std::string(MeasureStatusName(m.status)) + ": " + m.reason;
+  return row;
+}
+
 Measurement MeasureVariant(const VariantInfo& info, const AttentionShape& shape, DType dtype,
                            const MeasureOptions& options) {
   Measurement m;

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "kernels/cuda/attention_types.h"
+#include "kernels/cuda/bench_results.h"
 #include "kernels/cuda/registry.h"
 
 namespace flashviz::cuda {
@@ -63,6 +64,10 @@ struct Measurement {
 // A CUDA error leaves status kError with the error's text; a sticky error (the context is lost) also says so.
 Measurement MeasureVariant(const VariantInfo& variant, const AttentionShape& shape, DType dtype,
                            const MeasureOptions& options);
+
+// A sweep point's measurement as one row of `bench`'s CSV, on `gpu`: NaN where nothing was measured, and the
+// status with its reason when the point was not timed.
+BenchRow ToBenchRow(const SweepPoint& point, DType dtype, const Measurement& m, const std::string& gpu);
 
 // True once a kernel fault has poisoned the CUDA context: every later call fails, so sweeps should stop.
 bool CudaContextLost();
