@@ -265,15 +265,6 @@ std::string RegisterName(int first, int count) {
   return count == 1 ? Sprintf("f%d", first) : Sprintf("f%d-f%d", first, first + count - 1);
 }
 
-// The registers of a fragment that hold only zero padding in every lane ("f2, f3, f6, f7").
-std::string PaddingRegisters(vortex::Fragment fragment) {
-  std::string names;
-  for (int reg = 0; reg < vortex::kTcuFragmentRegisters; ++reg)
-    if (vortex::RegisterIsPadding(fragment, reg))
-      names += Sprintf("%sf%d", names.empty() ? "" : ", ", vortex::ShapeOf(fragment).first_register + reg);
-  return names;
-}
-
 // `text` padded with spaces to `width` characters as they appear on screen (UTF-8 continuation bytes take none).
 std::string PadRight(const std::string& text, int width) {
   int shown = 0;
@@ -345,7 +336,8 @@ void PrintText(const Report& r) {
     std::printf("  #1 S_ij = Q_i K_j^T: A = Q_i (8x16 fp16, f0-f7), B = K_j^T (16x8 fp16, f10-f17), C = S_ij (8x8 fp32, f24-f31)\n");
     std::printf("  #2 P~_ij V_j:        A = P~_ij (f0-f7), B = V_j (f10-f17), C = P~_ij V_j (f24-f31)\n");
     std::printf("  padding: A's columns 8-15 live in %s of every lane; B's rows 8-15 in %s\n",
-                PaddingRegisters(vortex::Fragment::kA).c_str(), PaddingRegisters(vortex::Fragment::kB).c_str());
+                vortex::PaddingRegisterNames(vortex::Fragment::kA).c_str(),
+                vortex::PaddingRegisterNames(vortex::Fragment::kB).c_str());
     int padding_ops = 0;
     for (const auto& op : vortex::MmaMicroOps()) padding_ops += op.only_padding ? 1 : 0;
     std::printf("  one mma_sync = %d micro-ops of 4x2x2 (fp16 pairs); %d of them multiply padding only\n",

@@ -155,6 +155,14 @@ bool RegisterIsPadding(Fragment fragment, int reg) {
   return true;
 }
 
+std::string PaddingRegisterNames(Fragment fragment) {
+  std::string names;
+  for (int reg = 0; reg < kTcuFragmentRegisters; ++reg)
+    if (RegisterIsPadding(fragment, reg))
+      names += (names.empty() ? "f" : ", f") + std::to_string(ShapeOf(fragment).first_register + reg);
+  return names;
+}
+
 std::vector<MicroOp> MmaMicroOps() {
   std::vector<MicroOp> ops;
   for (int m = 0; m < 2; ++m)

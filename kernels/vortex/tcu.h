@@ -10,6 +10,7 @@
 
 #include <array>
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -57,6 +58,8 @@ std::vector<FragmentElement> ElementsOf(Fragment fragment, int lane, int reg);
 bool IsPadding(Fragment fragment, int row, int col);
 // Whether register `reg` of a fragment holds only padding zeros in every lane (A: f2, f3, f6, f7; B: f14–f17).
 bool RegisterIsPadding(Fragment fragment, int reg);
+// Those registers by name, for people: "f2, f3, f6, f7".
+std::string PaddingRegisterNames(Fragment fragment);
 
 // ---- [SECTION] micro-ops ---------------------------------------------------------------------------------------
 

@@ -77,15 +77,6 @@ ImU32 LaneColor(int lane) {
   return kLanes[static_cast<std::size_t>(((lane % 8) + 8) % 8)];
 }
 
-// The registers of a fragment that hold only zero padding in every lane ("f2, f3, f6, f7").
-std::string PaddingRegisters(vortex::Fragment fragment) {
-  std::string names;
-  for (int reg = 0; reg < vortex::kTcuFragmentRegisters; ++reg)
-    if (vortex::RegisterIsPadding(fragment, reg))
-      names += Sprintf("%sf%d", names.empty() ? "" : ", ", vortex::ShapeOf(fragment).first_register + reg);
-  return names;
-}
-
 bool MouseIn(const ScreenRect& r) { return ImGui::IsWindowHovered() && r.Contains(ImGui::GetIO().MousePos); }
 
 // Reserves `size` of layout for custom drawing and returns its rectangle.
@@ -648,8 +639,9 @@ void DrawTcuFragments(const Model& model, const Mapping& m, const PhaseView& v, 
                 vx.m, vx.n, vx.k, static_cast<long long>(vortex::MacsPerMma(vx))),
         Sprintf("per mma_sync, %.0f%% of them useful at d = %d. The lane layout follows the 4×2×2 micro-op,",
                 100 * vortex::UsefulFraction(vx, d), d),
-        Sprintf("so the padding fills whole registers (A: %s; B: %s).", PaddingRegisters(vortex::Fragment::kA).c_str(),
-                PaddingRegisters(vortex::Fragment::kB).c_str()),
+        Sprintf("so the padding fills whole registers (A: %s; B: %s).",
+                vortex::PaddingRegisterNames(vortex::Fragment::kA).c_str(),
+                vortex::PaddingRegisterNames(vortex::Fragment::kB).c_str()),
         Sprintf("NVIDIA m16n16k16 (flash2_wmma): a warp of %d threads, %lld multiply-adds, %.0f%% useful", nv.threads,
                 static_cast<long long>(vortex::MacsPerMma(nv)), 100 * vortex::UsefulFraction(nv, d)),
         "at this d; one warp owns 16 rows of Q_i (B_r = 64 with 4 warps). WMMA does not say which",
