@@ -28,7 +28,10 @@
 //            N ≤ 2048, 0.96–1.11× causal. The second round (runs 4–6) built and timed a persistent grid, a split
 //            first wait, fewer spills, a staged O store and staggered blocks against this code: none closed the
 //            N ≤ 2048 gap (README), so this loop is still the first round's; the stagger stays as a trial bit.
-//   Lazy rescale re-timed in run 7: 2–6% slower everywhere. cuDNN (wgmma): 450–680, flash3_wgmma's reach.
+//   Lazy rescale re-timed in run 7: 2–6% slower everywhere. Run 9 (H200, 2026-11-24): the bc32 bit (B_c = 32 on
+//   the default flags; no spills at d = 128) 0.96–0.99× this kernel at d = 128 without the mask, 0.98–1.02× with
+//   it, 0.84–0.87× at d = 64; in that run this kernel was 0.94× FA2 at d = 128, N = 1024 (non-causal), 1.00–1.07×
+//   at every other d = 128 shape. cuDNN (wgmma): 450–680, flash3_wgmma's reach.
 #include "kernels/cuda/mma/flash2_mma.h"
 
 #include <cmath>
@@ -59,6 +62,7 @@ std::string Flash2MmaOptionsName(unsigned options) {
   if (options & kFlash2MmaOtherWarpRows) add("other-rows");
   if (options & kFlash2MmaLazyRescale) add("lazy-rescale");
   if (options & kFlash2MmaStagger) add("stagger");
+  if (options & kFlash2MmaNarrowKvTile) add("bc32");
   if (options & ~kFlash2MmaAllOptions) add(Sprintf("unknown-0x%x", options & ~kFlash2MmaAllOptions));
   return name;
 }
@@ -88,6 +92,8 @@ std::size_t Flash2MmaWorkspaceBytes(const AttentionShape& /*shape*/, DType /*dty
 cudaError_t LaunchFlash2Mma(const AttentionArgs& args) {
   if (Flash2MmaNotApplicable(args.shape, args.dtype)) return cudaErrorInvalidValue;
   if (args.options & ~kFlash2MmaAllOptions) return cudaErrorInvalidValue;
+  // The narrow K/V tile exists for the default kernel only.
+  if ((args.options & kFlash2MmaNarrowKvTile) && (args.options & kFlash2MmaKernelOptions)) return cudaErrorInvalidValue;
   for (const void* pointer : {args.q, args.k, args.v, static_cast<const void*>(args.o)})
     if (pointer == nullptr || reinterpret_cast<std::uintptr_t>(pointer) % 16 != 0) return cudaErrorInvalidValue;
   const float scale_log2 = args.shape.scale * 1.4426950408889634f;

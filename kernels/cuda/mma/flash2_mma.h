@@ -12,7 +12,7 @@
 namespace flashviz::cuda {
 
 // AttentionArgs::options bits: each flips ONE choice of the shipped kernel (0), so its gain can be measured on the
-// same code: bits 0-2 switch an optimization off, 3-4 pick the other register/warp layout, 5-6 turn a trial on.
+// same code: bits 0-2 switch an optimization off, 3-4 pick the other register/warp layout, 5-7 turn a trial on.
 enum Flash2MmaOption : unsigned {
   // Shared-memory tiles stored row after row instead of with the XOR swizzle (16-byte chunk c of row r at
   // c ^ (r mod 8)): every ldmatrix phase then reads 8 rows of the same bank group, an 8-way bank conflict.
@@ -38,12 +38,18 @@ enum Flash2MmaOption : unsigned {
   // S → softmax → P̃V phases in lockstep (with equal-length blocks, as without the causal mask, the blocks that
   // replace them inherit the offset). Measured: kernels/README.md.
   kFlash2MmaStagger = 1u << 6,
+  // A trial: K_j/V_j tiles of B_c = 32 keys instead of 64, on the default kernel only (no other kernel bit with
+  // it). S_ij then takes half the accumulator registers (32 instead of 64 at 32 rows a warp) at the price of
+  // twice the rescales and barriers per key; FlashAttention-2 picks this shape at d = 128 on GPUs with less
+  // shared memory. Measured 0.96-1.02× the default at d = 128 (no spills, yet slower), 0.84-0.87× at d = 64.
+  kFlash2MmaNarrowKvTile = 1u << 7,
 };
 inline constexpr unsigned kFlash2MmaAllOptions = kFlash2MmaNoSwizzle | kFlash2MmaNoPipeline | kFlash2MmaPThroughSmem |
                                                  kFlash2MmaOtherQPlacement | kFlash2MmaOtherWarpRows |
-                                                 kFlash2MmaLazyRescale | kFlash2MmaStagger;
-// The bits that select one of the 64 compiled kernels per dtype and d (kFlash2MmaStagger does not).
-inline constexpr unsigned kFlash2MmaKernelOptions = kFlash2MmaAllOptions & ~kFlash2MmaStagger;
+                                                 kFlash2MmaLazyRescale | kFlash2MmaStagger | kFlash2MmaNarrowKvTile;
+// The bits that select one of the 64 compiled kernels per dtype and d (kFlash2MmaStagger and
+// kFlash2MmaNarrowKvTile do not: the narrow tile has one kernel, the default's flags).
+inline constexpr unsigned kFlash2MmaKernelOptions = kFlash2MmaAllOptions & ~(kFlash2MmaStagger | kFlash2MmaNarrowKvTile);
 
 // A short name for an options word ("default", "no-swizzle+p-smem", ...), for tables and test names.
 std::string Flash2MmaOptionsName(unsigned options);

@@ -114,14 +114,17 @@ enum Flash2MmaFlag : unsigned {
 };
 inline constexpr unsigned kFlagCount = 6;
 
-template <int kD, unsigned kFlags>
+template <int kD, unsigned kFlags, int kKeysPerTile = 64>
 struct Flash2MmaTraits {
   static constexpr int kMTiles = (kFlags & kFlagTwoMTiles) ? 2 : 1;  // m16 tiles per warp
   static constexpr int kRowsPerWarp = 16 * kMTiles;
   static constexpr int kBr = 128;                // B_r: rows of Q_i per block
   static constexpr int kWarps = kBr / kRowsPerWarp;
   static constexpr int kThreads = kWarps * 32;
-  static constexpr int kBc = 64;                 // B_c: keys per K_j/V_j tile
+  static constexpr int kBc = kKeysPerTile;       // B_c: keys per K_j/V_j tile (64; 32 with the narrow-tile trial)
+  // P̃ through shared memory is laid out as rows of 8 swizzled 16-byte chunks (B_c = 64 keys of 16 bits).
+  static_assert(kBc == 64 || (kFlags & kFlagPInRegisters), "P̃ in shared memory needs B_c = 64");
+  static_assert(kBc % 16 == 0, "P̃'s A fragments take the keys 16 at a time");
   static constexpr bool kPipeline = (kFlags & kFlagPipeline) != 0;
   static constexpr bool kPInRegisters = (kFlags & kFlagPInRegisters) != 0;
   static constexpr int kQBytes = kBr * kD * 2;
@@ -202,10 +205,11 @@ struct Flash2MmaParams {
 // Grid: x = Q tile index (reversed when causal, so the longest rows start first), y = batch·head.
 // Warp w owns rows [w·16·kMTiles, (w+1)·16·kMTiles) of Q_i; its m16 tile mi holds rows 16·mi.. of those, and a
 // lane holds rows g and g+8 of each m16 tile (g = lane / 4).
-template <typename T, int kD, unsigned kFlags>
-__global__ void __launch_bounds__(Flash2MmaTraits<kD, kFlags>::kThreads, Flash2MmaTraits<kD, kFlags>::kMinBlocksPerSm)
+template <typename T, int kD, unsigned kFlags, int kKeysPerTile>
+__global__ void __launch_bounds__(Flash2MmaTraits<kD, kFlags, kKeysPerTile>::kThreads,
+                                  Flash2MmaTraits<kD, kFlags, kKeysPerTile>::kMinBlocksPerSm)
     Flash2MmaKernel(const Flash2MmaParams<T> params) {
-  using Traits = Flash2MmaTraits<kD, kFlags>;
+  using Traits = Flash2MmaTraits<kD, kFlags, kKeysPerTile>;
   constexpr bool kSwizzle = (kFlags & kFlagSwizzle) != 0;
   constexpr bool kPipeline = Traits::kPipeline;
   constexpr bool kPInRegisters = Traits::kPInRegisters;
@@ -536,10 +540,10 @@ constexpr unsigned FlagsForOptions(unsigned default_flags, unsigned options) {
   return default_flags ^ flip;  // kFlash2MmaStagger is a launch parameter, not a flag
 }
 
-template <typename T, int kD, unsigned kFlags>
+template <typename T, int kD, unsigned kFlags, int kKeysPerTile = 64>
 cudaError_t LaunchFlash2MmaFlags(const Flash2MmaParams<T>& params, int batch_heads, cudaStream_t stream) {
-  using Traits = Flash2MmaTraits<kD, kFlags>;
-  auto* kernel = &Flash2MmaKernel<T, kD, kFlags>;
+  using Traits = Flash2MmaTraits<kD, kFlags, kKeysPerTile>;
+  auto* kernel = &Flash2MmaKernel<T, kD, kFlags, kKeysPerTile>;
   // More than 48 KB of dynamic shared memory must be asked for once per kernel.
   static const cudaError_t attribute_status =
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Traits::kSharedBytes);
@@ -585,6 +589,9 @@ cudaError_t DispatchFlash2Mma(const AttentionArgs& args, float scale_log2) {
     params.stagger_end = 2 * multiprocessors;
     params.stagger_ns = kD == 128 ? 1600u : 800u;
   }
+  if (args.options & kFlash2MmaNarrowKvTile)
+    return LaunchFlash2MmaFlags<T, kD, DefaultFlags<kD>(), 32>(params, args.shape.batch * args.shape.heads,
+                                                               args.stream);
   const unsigned flags = FlagsForOptions(DefaultFlags<kD>(), args.options & kFlash2MmaKernelOptions);
   return LaunchByFlags<T, kD>(flags, params, args.shape.batch * args.shape.heads, args.stream,
                               std::make_integer_sequence<unsigned, 1u << kFlagCount>{});

@@ -59,12 +59,15 @@ std::string CaseName(const ::testing::TestParamInfo<Case>& info) {
   return name;
 }
 
-// Every compiled kernel, and the launch-only stagger on the default kernel and on all switches at once.
+// Every compiled kernel, the launch-only stagger on the default kernel, the narrow K/V tile (B_c = 32; alone and
+// staggered), and all the switches of the 64 kernels at once.
 std::vector<unsigned> AllOptions() {
   std::vector<unsigned> options;
   for (unsigned o = 0; o <= kFlash2MmaKernelOptions; ++o) options.push_back(o);
   options.push_back(kFlash2MmaStagger);
-  options.push_back(kFlash2MmaAllOptions);
+  options.push_back(kFlash2MmaNarrowKvTile);
+  options.push_back(kFlash2MmaNarrowKvTile | kFlash2MmaStagger);
+  options.push_back(kFlash2MmaAllOptions & ~kFlash2MmaNarrowKvTile);
   return options;
 }
 
@@ -112,8 +115,10 @@ TEST(Flash2Mma, SaysWhyItDoesNotApply) {
   AttentionArgs args;
   args.shape = good;
   args.dtype = DType::kFp16;
-  args.options = 1u << 7;
+  args.options = 1u << 8;
   EXPECT_EQ(LaunchFlash2Mma(args), cudaErrorInvalidValue);  // refused before any pointer is touched
+  args.options = kFlash2MmaNarrowKvTile | kFlash2MmaNoSwizzle;  // the narrow tile exists for the default only
+  EXPECT_EQ(LaunchFlash2Mma(args), cudaErrorInvalidValue);
   EXPECT_EQ(Flash2MmaOptionsName(kFlash2MmaNoSwizzle | kFlash2MmaPThroughSmem), "no-swizzle+p-smem");
   EXPECT_EQ(Flash2MmaOptionsName(kFlash2MmaLazyRescale | kFlash2MmaStagger), "lazy-rescale+stagger");
   EXPECT_EQ(Flash2MmaTileShape(64).block_rows, 128);
