@@ -66,16 +66,28 @@ class RealInput : public ::testing::Test {
     return false;
   }
   // No window manager under Xvfb: the test focuses the window itself, as a user's click would. XTEST's keys go
-  // to whichever window holds the focus, so a tap checks first that ours still does (without turning a frame
-  // when it does: two taps between frames are part of what is tested).
-  bool Focused() const { return glfwGetWindowAttrib(window_->window(), GLFW_FOCUSED) != 0; }
+  // to whichever window holds the X server's focus, so a tap first asks the server (GLFW's own focus flag lags
+  // behind another client's XSetInputFocus) and takes the focus back if another window has it, without turning
+  // a frame when ours has it: two taps between frames are part of what is tested.
+  // Our X window is the one that holds the focus the first time GLFW reports it focused (SetUp).
+  ::Window ServerFocus() const {
+    ::Window focus = 0;
+    int revert_to = 0;
+    XGetInputFocus(x_, &focus, &revert_to);
+    return focus;
+  }
+  bool Focused() const {
+    return glfwGetWindowAttrib(window_->window(), GLFW_FOCUSED) != 0 && (own_x_window_ == 0 || ServerFocus() == own_x_window_);
+  }
   bool TakeFocus() {
     if (Focused()) return true;
-    return FramesUntil([&] {
+    const bool focused = FramesUntil([&] {
       if (Focused()) return true;
       glfwFocusWindow(window_->window());
       return false;
     });
+    if (focused && own_x_window_ == 0) own_x_window_ = ServerFocus();
+    return focused;
   }
   void Key(KeySym symbol, bool down) {
     XTestFakeKeyEvent(x_, XKeysymToKeycode(x_, symbol), down ? True : False, CurrentTime);
@@ -106,6 +118,7 @@ class RealInput : public ::testing::Test {
   const UiState& ui() const { return window_->ui(); }
 
   Display* x_ = nullptr;
+  ::Window own_x_window_ = 0;
   std::unique_ptr<InteractiveWindow> window_;
 };
 
