@@ -241,9 +241,12 @@ PlotHover DrawPlotAt(ImDrawList* dl, const ScreenRect& rect, const PlotSpec& spe
   if (hover.active) dl->AddCircle(best_pos, 6.0f, best_color, 0, 2.0f);
   dl->PopClipRect();
   if (!any) {
-    const ImVec2 size = font->CalcTextSizeA(fs, FLT_MAX, 0, spec.empty_message.c_str());
+    // Wrapped to the axes' width: a narrow plot (the running statistics' history at 1280×720) would otherwise
+    // spill the message over its tick labels and the panel's edge.
+    const float wrap = std::max(right - left - 8, fs * 4);
+    const ImVec2 size = font->CalcTextSizeA(fs, FLT_MAX, wrap, spec.empty_message.c_str());
     dl->AddText(font, fs, ImVec2((left + right - size.x) / 2, (top + bottom - size.y) / 2), dim,
-                spec.empty_message.c_str());
+                spec.empty_message.c_str(), nullptr, wrap);
   }
 
   // Legend, top-left inside the axes.

@@ -106,6 +106,9 @@ struct UiState {
     // Where the step view put its parts (tests check that nothing overlaps).
     bool step_view_drawn = false;
     ScreenRect step_q, step_kt, step_s, step_vt, step_o, step_zoom, step_area;
+    // The timeline's step/tile labels and the narration below them (tests check that they do not overlap).
+    bool timeline_drawn = false;
+    ScreenRect timeline_labels, timeline_narration;
   } report;
 };
 

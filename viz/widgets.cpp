@@ -156,6 +156,16 @@ void HelpMarker(const char* text) {
   }
 }
 
+void WrapIfNoRoom(float width, float indent_x) {
+  if (ImGui::GetContentRegionAvail().x >= width) return;
+  ImGui::NewLine();
+  if (indent_x >= 0.0f) ImGui::SetCursorPosX(indent_x);
+}
+
+float RadioButtonWidth(const char* label) {
+  return ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize(label, nullptr, true).x;
+}
+
 void MathTextColored(ImU32 color, const char* text) {
   std::vector<TildeMark> marks;
   std::string stripped = Strip(text, &marks);

@@ -29,6 +29,14 @@ std::string PlainNotation(const char* text);
 // A tooltip of MathText lines, shown while the last item is hovered.
 void MathTooltip(const char* text);
 
+// Call right after ImGui::SameLine(): when the next item, `width` pixels wide, no longer fits on this line, moves
+// to the next line instead, at `indent_x` (window coordinates, as SetCursorPosX; negative: the line's usual
+// start). Rows of fields and radio buttons then wrap in a narrow column (the 1280×720 centre tabs, the sidebar in
+// large-font mode) rather than running past its edge, where ImGui clips them.
+void WrapIfNoRoom(float width, float indent_x = -1.0f);
+// The width of ImGui::RadioButton(label): the circle, the inner spacing and the text.
+float RadioButtonWidth(const char* label);
+
 // A heading in the current window with an optional help marker after it.
 void SectionTitle(const char* title, const char* help = nullptr);
 

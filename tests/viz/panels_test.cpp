@@ -83,6 +83,10 @@ TEST_P(PresetPanels, EveryPresetManyStepsBothThemesBothSizes) {
         ASSERT_EQ(r.s_tile_visible, info.i >= 0 && info.j >= 0);
         ASSERT_EQ(r.q_tile_visible, info.i >= 0);
         if (r.s_tile_visible) { ASSERT_TRUE(Inside(r.s_tile, r.step_s)); }
+        // The narration once overlapped the second label line ("tile iteration k of n"), which is taller than
+        // the scrubber beside the labels.
+        ASSERT_TRUE(r.timeline_drawn);
+        ASSERT_FALSE(Overlap(r.timeline_labels, r.timeline_narration)) << "timeline labels under the narration";
       }
     }
   }

@@ -104,10 +104,13 @@ void DrawProblemPanel(const Model& model, UiState& ui) {
 
   Label("scale", "The factor on Q Kᵀ before the softmax: 1/√d by default; none (1) as the Vortex program.", label_w);
   int scale_mode = static_cast<int>(f.scale_mode);
+  const float radio_x = ImGui::GetCursorPosX();  // a wrapped button lines up under the first
   commit |= Committed(ImGui::RadioButton("1/√d", &scale_mode, 0));
   ImGui::SameLine();
+  WrapIfNoRoom(RadioButtonWidth("none"), radio_x);
   commit |= Committed(ImGui::RadioButton("none", &scale_mode, 1));
   ImGui::SameLine();
+  WrapIfNoRoom(RadioButtonWidth("custom"), radio_x);
   commit |= Committed(ImGui::RadioButton("custom", &scale_mode, 2));
   f.scale_mode = static_cast<ProblemForm::ScaleMode>(scale_mode);
   if (f.scale_mode == ProblemForm::ScaleMode::kCustom) {

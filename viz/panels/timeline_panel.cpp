@@ -81,9 +81,12 @@ void DrawTimelinePanel(const Model& model, UiState& ui) {
   const ImVec2 p = ImGui::GetCursorScreenPos();
   ImGui::TextUnformatted(where.c_str());
   ImGui::TextDisabled("%s", tiles.c_str());
+  const float labels_bottom = ImGui::GetCursorScreenPos().y;  // two lines: taller than the scrubber
+  ui.report.timeline_labels = ScreenRect{p, ImGui::GetItemRectMax()};
   ImGui::SetCursorScreenPos(ImVec2(p.x + label_w, p.y));
   DrawScrubber(model, ui, ImGui::GetContentRegionAvail().x, height);
-  ImGui::SetCursorScreenPos(ImVec2(p.x, std::max(ImGui::GetCursorScreenPos().y, p.y + height + 2)));
+  ImGui::SetCursorScreenPos(
+      ImVec2(p.x, std::max({ImGui::GetCursorScreenPos().y, p.y + height + 2, labels_bottom})));
 
   // The narration, in the large font.
   ImGui::PushFont(LargeFont());
@@ -91,6 +94,8 @@ void DrawTimelinePanel(const Model& model, UiState& ui) {
   MathText(Narrate(model).c_str());
   ImGui::PopTextWrapPos();
   ImGui::PopFont();
+  ui.report.timeline_narration = ScreenRect{ImGui::GetItemRectMin(), ImGui::GetItemRectMax()};
+  ui.report.timeline_drawn = true;
   if (!ui.status.empty()) {
     ImGui::SameLine();
     ImGui::TextDisabled("%s", ui.status.c_str());

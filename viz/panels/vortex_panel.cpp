@@ -107,10 +107,16 @@ void UsePreset(UiState& ui, vortex::Mode mode) {
   }
 }
 
+// After SameLine(): a labelled field of `field_width` stays on this line if it fits (WrapIfNoRoom).
+void WrapFieldIfNoRoom(const char* label, float field_width) {
+  WrapIfNoRoom(ImGui::CalcTextSize(label).x + ImGui::GetStyle().ItemSpacing.x + field_width);
+}
+
 void DrawControls(UiState& ui, float scale) {
   VortexPanelState& v = ui.vortex;
   const float field = 90.0f * scale;
   auto int_field = [&](const char* label, const char* id, int* value, const char* help) {
+    WrapFieldIfNoRoom(label, field);
     ImGui::AlignTextToFramePadding();
     ImGui::TextUnformatted(label);
     ImGui::SameLine();
@@ -123,6 +129,7 @@ void DrawControls(UiState& ui, float scale) {
   int_field("warps", "##warps", &v.machine.warps_per_core, "NUM_WARPS per core");
   int_field("threads", "##threads", &v.machine.threads_per_warp,
             "NUM_THREADS per warp (the TCU's wmma_context is built for 8)");
+  WrapFieldIfNoRoom("local memory", field * 1.2f);
   ImGui::AlignTextToFramePadding();
   ImGui::TextUnformatted("local memory");
   ImGui::SameLine();
@@ -131,6 +138,7 @@ void DrawControls(UiState& ui, float scale) {
   if (ImGui::InputInt("##lmem", &lmem, 1024, 4096)) v.machine.local_memory_bytes = lmem;
   MathTooltip("Bytes of local memory (\"SRAM\") per core, shared by the blocks resident on it (16384 on the report's machine)");
   ImGui::SameLine();
+  WrapFieldIfNoRoom("FP regs", field);
   ImGui::AlignTextToFramePadding();
   ImGui::TextUnformatted("FP regs");
   ImGui::SameLine();
@@ -723,6 +731,8 @@ void DrawVortexPanel(const Model& model, UiState& ui) {
   const PhaseView v = vortex::ViewAt(m, vinfo);
 
   DrawVerdict(m, pal);
+  // Wrapped, like the verdict: at 1280×720 the centre column is narrower than these lines.
+  ImGui::PushTextWrapPos(0);
   MathTextF("B_r = %d, B_c = %d: %d blocks of %d threads (%d warp%s), %d per core at a time; T_c = %d K/V tiles per block",
             m.br, m.bc, m.tr, m.threads_per_block, m.warps_per_block, m.warps_per_block == 1 ? "" : "s",
             m.blocks_per_core, m.tc);
@@ -737,6 +747,7 @@ void DrawVortexPanel(const Model& model, UiState& ui) {
   } else {
     MathTextColored(pal.dim, v.what.c_str());
   }
+  ImGui::PopTextWrapPos();
   ImGui::Separator();
 
   const float avail = ImGui::GetContentRegionAvail().x;

@@ -169,7 +169,7 @@ TEST(VortexPanel, WritesScreenshotsWhenAsked) {
     const char* name;
   };
   for (const Shot& shot : {Shot{false, 12, "vortex_simt_update_o.png"}, Shot{true, 14, "vortex_tcu_scores.png"},
-                           Shot{true, 18, "vortex_tcu_update_o.png"}}) {
+                           Shot{true, 18, "vortex_tcu_update_o_wmma.png"}}) {
     ui.vortex.mode = shot.tcu ? vortex::Mode::kTcu : vortex::Mode::kSimt;
     ui.vortex.color_lanes = false;
     ui.vortex.compare_wmma = shot.tcu && shot.step == 18;

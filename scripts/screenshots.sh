@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Regenerates the README's screenshots that are rendered here (Mesa llvmpipe through EGL, no window), each from
+# one command, so they follow the GUI as it changes:  scripts/screenshots.sh [BUILD_DIR]  (default: build)
+# The NVIDIA screenshots (nvidia-h200-*, live-gpu-*) come from the GPU machine: scripts/gpu_check.sh.
+# The Vortex panel's TCU pictures are written by its test: FLASHVIZ_VORTEX_SHOTS=assets/screenshots
+# build/tests/viz/vortex_panel_tests.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+app=$root/${1:-build}/app/flashviz
+out=$root/assets/screenshots
+[ -x "$app" ] || { echo "screenshots.sh: $app not built (scripts/build)" >&2; exit 1; }
+shot() {  # shot NAME ARGS...
+  local name=$1
+  shift
+  "$app" "$@" --screenshot "$out/$name.png" | sed "s|^|$name: |"
+}
+shot first-lesson-1280x720 --n 8 --d 4 --br 2 --bc 2 --seed 1 --step 40
+shot assignment-n1024-1920x1080 --n 1024 --d 64 --sram 49152 --step 2000 --width 1920 --height 1080
+shot traffic-n1024-1280x720 --n 1024 --d 64 --sram 49152 --step 2000 --panel traffic
+shot vortex-q-rowmax-1280x720 --n 64 --d 8 --br 16 --bc 16 --order q --scale none --step 12
+shot vortex_simt_step12 --n 64 --d 8 --br 16 --bc 16 --order q --scale none --step 12 --panel vortex
+shot vortex_simt_d32_does_not_fit --n 64 --d 32 --order q --scale none --step 12 --panel vortex
+# The projector set-up (large font, light theme) lives in the session, as a user would save it (Ctrl+S).
+session=$(mktemp --suffix .json)
+trap 'rm -f "$session"' EXIT
+cat > "$session" <<'JSON'
+{"flashviz_session": 1, "problem": {"n": 64, "d": 8, "tiles": "explicit", "br": 8, "bc": 8, "order": "kv",
+ "causal": true, "seed": 3}, "step": 166, "theme": "light", "large_font": true}
+JSON
+shot causal-projector-light-1920x1080 --session "$session" --width 1920 --height 1080
