@@ -12,7 +12,7 @@ set -uo pipefail
 mode=${1:?pack or run}
 
 tests=(kernels_cuda_registry_tests kernels_cuda_launch_table_tests kernels_cuda_gpu_tests kernels_cuda_mma_tests
-       cuda_probe_tests hw4_kernel_gpu_tests hw4_cli_gpu_tests live_view_tests viz_tests app_gui_tests)
+       cuda_probe_tests hw4_kernel_gpu_tests hw4_cli_gpu_tests interop_tests live_view_tests viz_tests app_gui_tests)
 
 if [ "$mode" = pack ]; then
   build=${2:?build directory} dest=${3:?destination}

@@ -45,6 +45,7 @@ else
   source .x/gpu-env.sh   # Xvfb :99, GLX on the NVIDIA GPU (__GLX_VENDOR_LIBRARY_NAME=nvidia)
   mesa() { (unset __GLX_VENDOR_LIBRARY_NAME; export LIBGL_DRIVERS_PATH=/opt/x/usr/lib/x86_64-linux-gnu/dri; "$@"); }
   echo "== interop, GLX on the NVIDIA GPU"
+  export FLASHVIZ_TEST_GL=glfw  # the test's context through GLX (a hidden GLFW window), not EGL
   "$bin/interop_tests" 2>&1 | tee "$out/tests-glx.log" | grep -E 'renderer|^\[  (PASSED|FAILED)'
   echo "== interop, GLX on Mesa llvmpipe (fallback expected)"
   mesa "$bin/interop_tests" 2>&1 | tee -a "$out/tests-glx.log" | grep -E 'renderer|^\[  (PASSED|FAILED)'

@@ -1,18 +1,18 @@
 // CUDA-GL interop (issue 6): a texture written by the colormap kernel, through interop when the GL context is
 // on the CUDA device and through the host otherwise, holds exactly the texels the host computes.
-// Needs a CUDA device and a display (Xvfb): run on the GPU machine with GLX on the NVIDIA GPU
-// (__GLX_VENDOR_LIBRARY_NAME=nvidia, interop) and on Mesa (host copy). Skipped where either is missing.
+// Needs a CUDA device and a GL context, the app's offscreen one (EGL with no window system, else a hidden GLFW
+// window): on the GPU machine EGL on the NVIDIA GPU (interop; scripts/gpu_check.sh), GLX on the NVIDIA GPU or on
+// Mesa through Xvfb with --gl glfw's path (scripts/live_gpu_device_run.sh). Skipped where either is missing.
 #include <epoxy/gl.h>
-// GLFW after epoxy, told not to include GL headers of its own.
-#define GLFW_INCLUDE_NONE
-#include <GLFW/glfw3.h>
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdlib>
+#include <memory>
 #include <random>
 
+#include "app/gui/gl_context.h"
 #include "app/interop/cuda_gl_texture.h"
 
 namespace flashviz::interop {
@@ -31,19 +31,13 @@ class CudaGlTextureTest : public ::testing::Test {
   void SetUp() override {
     int devices = 0;
     if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) GTEST_SKIP() << "no CUDA device";
-    if (!glfwInit()) GTEST_SKIP() << "no display for a GL context";
-    glfwWindowHint(GLFW_VISIBLE, GLFW_FALSE);
-    glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
-    glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
-    glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
-    window_ = glfwCreateWindow(64, 64, "interop test", nullptr, nullptr);
-    if (!window_) GTEST_SKIP() << "cannot create a GL 3.3 context";
-    glfwMakeContextCurrent(window_);
-    renderer_ = reinterpret_cast<const char*>(glGetString(GL_RENDERER));
-  }
-  void TearDown() override {
-    if (window_) glfwDestroyWindow(window_);
-    glfwTerminate();
+    // FLASHVIZ_TEST_GL=glfw|egl picks the context as --gl does (the device script's GLX runs take glfw).
+    GlBackend backend = GlBackend::kAuto;
+    if (const char* gl = std::getenv("FLASHVIZ_TEST_GL")) ASSERT_TRUE(ParseGlBackend(gl, &backend)) << gl;
+    std::string error;
+    context_ = CreateOffscreenContext(backend, &error);
+    if (!context_) GTEST_SKIP() << "no OpenGL 3.3 context: " << error;
+    renderer_ = context_->description();
   }
 
   // Draws `rows × cols` random values (a few NaN) into a width × height texture and compares every texel.
@@ -72,7 +66,7 @@ class CudaGlTextureTest : public ::testing::Test {
     last_reason_ = texture.host_copy_reason();
   }
 
-  GLFWwindow* window_ = nullptr;
+  std::unique_ptr<GlContext> context_;
   std::string renderer_;
   CudaGlTexture::Path last_path_ = CudaGlTexture::Path::kHostCopy;
   std::string last_reason_;
