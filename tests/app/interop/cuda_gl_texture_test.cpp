@@ -33,7 +33,9 @@ class CudaGlTextureTest : public ::testing::Test {
     if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) GTEST_SKIP() << "no CUDA device";
     // FLASHVIZ_TEST_GL=glfw|egl picks the context as --gl does (the device script's GLX runs take glfw).
     GlBackend backend = GlBackend::kAuto;
-    if (const char* gl = std::getenv("FLASHVIZ_TEST_GL")) ASSERT_TRUE(ParseGlBackend(gl, &backend)) << gl;
+    if (const char* gl = std::getenv("FLASHVIZ_TEST_GL")) {
+      ASSERT_TRUE(ParseGlBackend(gl, &backend)) << gl;
+    }
     std::string error;
     context_ = CreateOffscreenContext(backend, &error);
     if (!context_) GTEST_SKIP() << "no OpenGL 3.3 context: " << error;
