@@ -3,7 +3,7 @@
 # one command, so they follow the GUI as it changes:  scripts/screenshots.sh [BUILD_DIR]  (default: build)
 # The NVIDIA screenshots (nvidia-h200-*, live-gpu-*) come from the GPU machine: scripts/gpu_check.sh.
 # The Vortex panel's TCU pictures are written by its test: FLASHVIZ_VORTEX_SHOTS=assets/screenshots
-# build/tests/viz/vortex_panel_tests.
+# build/tests/kernels/vortex/vortex_panel_tests.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 app=$root/${1:-build}/app/flashviz
@@ -17,9 +17,10 @@ shot() {  # shot NAME ARGS...
 shot first-lesson-1280x720 --n 8 --d 4 --br 2 --bc 2 --seed 1 --step 40
 shot assignment-n1024-1920x1080 --n 1024 --d 64 --sram 49152 --step 2000 --width 1920 --height 1080
 shot traffic-n1024-1280x720 --n 1024 --d 64 --sram 49152 --step 2000 --panel traffic
-shot vortex-q-rowmax-1280x720 --n 64 --d 8 --br 16 --bc 16 --order q --scale none --step 9
-shot vortex_simt_step12 --n 64 --d 8 --br 16 --bc 16 --order q --scale none --step 12 --panel vortex
-shot vortex_simt_d32_does_not_fit --n 64 --d 32 --order q --scale none --step 12 --panel vortex
+report=(--n 64 --order q --scale none)  # the Vortex report's problem (the "Vortex report" preset)
+shot vortex-q-rowmax-1280x720 "${report[@]}" --d 8 --br 16 --bc 16 --step 9
+shot vortex_simt_step12 "${report[@]}" --d 8 --br 16 --bc 16 --step 12 --panel vortex
+shot vortex_simt_d32_does_not_fit "${report[@]}" --d 32 --step 12 --panel vortex
 # The projector set-up (large font, light theme) lives in the session, as a user would save it (Ctrl+S).
 session=$(mktemp --suffix .json)
 trap 'rm -f "$session"' EXIT

@@ -163,7 +163,8 @@ void WrapIfNoRoom(float width, float indent_x) {
 }
 
 float RadioButtonWidth(const char* label) {
-  return ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize(label, nullptr, true).x;
+  const float text = ImGui::CalcTextSize(label, nullptr, true).x;
+  return ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x + text;
 }
 
 void MathTextColored(ImU32 color, const char* text) {

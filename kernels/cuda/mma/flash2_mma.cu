@@ -93,7 +93,8 @@ cudaError_t LaunchFlash2Mma(const AttentionArgs& args) {
   if (Flash2MmaNotApplicable(args.shape, args.dtype)) return cudaErrorInvalidValue;
   if (args.options & ~kFlash2MmaAllOptions) return cudaErrorInvalidValue;
   // The narrow K/V tile exists for the default kernel only.
-  if ((args.options & kFlash2MmaNarrowKvTile) && (args.options & kFlash2MmaKernelOptions)) return cudaErrorInvalidValue;
+  if ((args.options & kFlash2MmaNarrowKvTile) && (args.options & kFlash2MmaKernelOptions))
+    return cudaErrorInvalidValue;
   for (const void* pointer : {args.q, args.k, args.v, static_cast<const void*>(args.o)})
     if (pointer == nullptr || reinterpret_cast<std::uintptr_t>(pointer) % 16 != 0) return cudaErrorInvalidValue;
   const float scale_log2 = args.shape.scale * 1.4426950408889634f;

@@ -49,7 +49,8 @@ inline constexpr unsigned kFlash2MmaAllOptions = kFlash2MmaNoSwizzle | kFlash2Mm
                                                  kFlash2MmaLazyRescale | kFlash2MmaStagger | kFlash2MmaNarrowKvTile;
 // The bits that select one of the 64 compiled kernels per dtype and d (kFlash2MmaStagger and
 // kFlash2MmaNarrowKvTile do not: the narrow tile has one kernel, the default's flags).
-inline constexpr unsigned kFlash2MmaKernelOptions = kFlash2MmaAllOptions & ~(kFlash2MmaStagger | kFlash2MmaNarrowKvTile);
+inline constexpr unsigned kFlash2MmaKernelOptions =
+    kFlash2MmaAllOptions & ~(kFlash2MmaStagger | kFlash2MmaNarrowKvTile);
 
 // A short name for an options word ("default", "no-swizzle+p-smem", ...), for tables and test names.
 std::string Flash2MmaOptionsName(unsigned options);

@@ -68,8 +68,8 @@ class RealInput : public ::testing::Test {
   // No window manager under Xvfb: the test focuses the window itself, as a user's click would. XTEST's keys go
   // to whichever window holds the X server's focus, so a tap first asks the server (GLFW's own focus flag lags
   // behind another client's XSetInputFocus) and takes the focus back if another window has it, without turning
-  // a frame when ours has it: two taps between frames are part of what is tested.
-  // Our X window is the one that holds the focus the first time GLFW reports it focused (SetUp).
+  // a frame when ours has it: two taps between frames are part of what is tested. Our X window is the one that
+  // holds the focus the first time GLFW reports it focused (SetUp).
   ::Window ServerFocus() const {
     ::Window focus = 0;
     int revert_to = 0;
@@ -77,7 +77,8 @@ class RealInput : public ::testing::Test {
     return focus;
   }
   bool Focused() const {
-    return glfwGetWindowAttrib(window_->window(), GLFW_FOCUSED) != 0 && (own_x_window_ == 0 || ServerFocus() == own_x_window_);
+    const bool glfw_focused = glfwGetWindowAttrib(window_->window(), GLFW_FOCUSED) != 0;
+    return glfw_focused && (own_x_window_ == 0 || ServerFocus() == own_x_window_);
   }
   bool TakeFocus() {
     if (Focused()) return true;
