@@ -2,12 +2,15 @@
 // 1. register the subcommands (the GUI is the default when the first argument is an option or absent)
 // 2. parse; 3. run the chosen one; bad input ends with one line on stderr and a non-zero status.
 #include <CLI/CLI.hpp>
+#include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
 
 #include "app/cli/commands.h"
+#include "kernels/common/files.h"
 #include "kernels/cpu/problem.h"
 
 namespace {
@@ -26,9 +29,33 @@ std::vector<std::string> WithDefaultSubcommand(int argc, char** argv, const flas
   return args;
 }
 
+// What was printed must have reached standard output: a full disk or a closed descriptor is an error, not a
+// silent success.
+int CheckedExit(int status) {
+  if (!flashviz::FlushStandardOutput()) {
+    const int error = errno;
+    if (error) std::fprintf(stderr, "flashviz: cannot write standard output: %s\n", std::strerror(error));
+    else std::fprintf(stderr, "flashviz: cannot write standard output: a write failed\n");
+    return status == 0 ? 1 : status;
+  }
+  return status;
+}
+
+int Main(int argc, char** argv);
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  flashviz::GuardStandardDescriptors();
+  flashviz::InstallOutputCleanupHandlers();
+  // An output over the file-size limit (ulimit -f) is a write error with its message, not a core dump.
+  std::signal(SIGXFSZ, SIG_IGN);
+  return CheckedExit(Main(argc, argv));
+}
+
+namespace {
+
+int Main(int argc, char** argv) {
   CLI::App app{"flashviz: step through FlashAttention tile by tile, count its HBM and SRAM traffic, map it onto "
                "Vortex, and measure real CUDA kernels"};
   app.set_version_flag("--version", "flashviz " FLASHVIZ_VERSION);
@@ -74,3 +101,5 @@ int main(int argc, char** argv) {
   }
   return 0;
 }
+
+}  // namespace

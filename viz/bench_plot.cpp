@@ -86,10 +86,10 @@ PlotSpec BenchPlotSpec(std::span<const cuda::BenchRow> rows, const BenchPlotOpti
   return spec;
 }
 
-bool RenderBenchPng(std::span<const cuda::BenchRow> rows, const BenchPlotOptions& options, const std::string& path,
-                    std::string* error, int width, int height) {
+RgbaImage RenderBenchImage(std::span<const cuda::BenchRow> rows, const BenchPlotOptions& options, int width,
+                           int height) {
   const PlotSpec spec = BenchPlotSpec(rows, options);
-  return RenderToPng(
+  return RenderFrameOnCpu(
       width, height,
       [&] {
         const ImVec2 origin = ImGui::GetCursorScreenPos();
@@ -97,7 +97,12 @@ bool RenderBenchPng(std::span<const cuda::BenchRow> rows, const BenchPlotOptions
         DrawPlotAt(ImGui::GetWindowDrawList(), ScreenRect{origin, ImVec2(origin.x + size.x, origin.y + size.y)}, spec,
                    ImVec2(-FLT_MAX, -FLT_MAX));
       },
-      path, error, Theme::kLight);
+      Theme::kLight);
+}
+
+bool RenderBenchPng(std::span<const cuda::BenchRow> rows, const BenchPlotOptions& options, const std::string& path,
+                    std::string* error, int width, int height) {
+  return WritePng(RenderBenchImage(rows, options, width, height), path, error);
 }
 
 }  // namespace flashviz

@@ -8,6 +8,7 @@
 
 #include "kernels/cuda/bench_results.h"
 #include "viz/plot.h"
+#include "viz/raster.h"
 
 namespace flashviz {
 
@@ -20,7 +21,10 @@ struct BenchPlotOptions {
 // are not "ok" are left out. Series are (kernel, dtype, d, causal), labelled by what differs between them.
 PlotSpec BenchPlotSpec(std::span<const cuda::BenchRow> rows, const BenchPlotOptions& options);
 
-// The plot alone in a width × height PNG (light theme: it goes into documents). False with a one-line reason.
+// The plot alone in a width × height image (light theme: it goes into documents).
+RgbaImage RenderBenchImage(std::span<const cuda::BenchRow> rows, const BenchPlotOptions& options, int width = 1400,
+                           int height = 900);
+// The same, written as a PNG. False with a one-line reason.
 bool RenderBenchPng(std::span<const cuda::BenchRow> rows, const BenchPlotOptions& options, const std::string& path,
                     std::string* error, int width = 1400, int height = 900);
 

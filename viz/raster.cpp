@@ -12,6 +12,7 @@
 #include <cstring>
 #include <vector>
 
+#include "kernels/common/files.h"
 #include "kernels/common/format.h"
 
 namespace flashviz {
@@ -134,33 +135,27 @@ void RasterizeDrawData(const ImDrawData& data, const MemoryTextureBackend& textu
 // [SECTION] PNG output
 // ---------------------------------------------------------------------------------------------------------
 
-bool WritePng(const RgbaImage& image, const std::string& path, std::string* error) {
-  auto fail = [&](const std::string& why) {
-    if (error) *error = why;
-    return false;
-  };
-  if (image.width <= 0 || image.height <= 0) return fail("cannot write an empty image to " + path);
-  std::vector<unsigned char> bytes;
+std::string EncodePng(const RgbaImage& image) {
+  if (image.width <= 0 || image.height <= 0) throw InputError("cannot encode an empty image as PNG");
+  std::string bytes;
   auto append = [](void* context, void* data, int size) {
-    auto* out = static_cast<std::vector<unsigned char>*>(context);
-    const auto* p = static_cast<const unsigned char*>(data);
-    out->insert(out->end(), p, p + size);
+    static_cast<std::string*>(context)->append(static_cast<const char*>(data), static_cast<std::size_t>(size));
   };
   // ImU32 pixels are R, G, B, A bytes in memory on the little-endian machines we build for.
   static_assert(IM_COL32_R_SHIFT == 0, "RGBA byte order expected");
   if (!stbi_write_png_to_func(append, &bytes, image.width, image.height, 4, image.pixels.data(), image.width * 4))
-    return fail("cannot encode the PNG for " + path);
-  const std::string temp = path + ".tmp";
-  std::FILE* f = std::fopen(temp.c_str(), "wb");
-  if (!f) return fail(Sprintf("cannot write %s: %s", path.c_str(), std::strerror(errno)));
-  const bool written = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
-  const bool closed = std::fclose(f) == 0;
-  if (!written || !closed || std::rename(temp.c_str(), path.c_str()) != 0) {
-    const std::string why = Sprintf("cannot write %s: %s", path.c_str(), std::strerror(errno));
-    std::remove(temp.c_str());
-    return fail(why);
+    throw InputError("cannot encode the PNG");
+  return bytes;
+}
+
+bool WritePng(const RgbaImage& image, const std::string& path, std::string* error) {
+  try {
+    WriteWholeFile(path, EncodePng(image));
+    return true;
+  } catch (const InputError& e) {
+    if (error) *error = e.what();
+    return false;
   }
-  return true;
 }
 
 // ---------------------------------------------------------------------------------------------------------

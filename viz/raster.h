@@ -17,7 +17,9 @@ namespace flashviz {
 // texture samples as white). Coordinates are relative to data.DisplayPos, scaled by FramebufferScale.
 void RasterizeDrawData(const ImDrawData& data, const MemoryTextureBackend& textures, RgbaImage& image);
 
-// Writes `image` as an RGBA PNG: to a temporary file first, renamed over `path` only when complete.
+// `image` as the bytes of an RGBA PNG. Throws InputError for an empty image.
+std::string EncodePng(const RgbaImage& image);
+// Writes `image` as an RGBA PNG through kernels/common/files.h (whole or not at all).
 // Returns false with a one-line reason in `error`.
 bool WritePng(const RgbaImage& image, const std::string& path, std::string* error);
 

@@ -15,7 +15,8 @@
 #include <sstream>
 
 #include "app/cli/commands.h"
-#include "app/io/atomic_file.h"
+#include "app/cli/problem_options.h"
+#include "kernels/common/files.h"
 #include "kernels/common/format.h"
 #include "kernels/cpu/problem.h"
 #include "kernels/cuda/bench_results.h"
@@ -85,7 +86,7 @@ cuda::SweepSpec ToSpec(const BenchOptions& o) {
 std::vector<cuda::BenchRow> LoadCsvs(const std::string& list) {
   std::vector<cuda::BenchRow> rows;
   for (const std::string& path : SplitList(list)) {
-    std::vector<cuda::BenchRow> more = cuda::ParseBenchCsv(ReadWholeFile(path), path);
+    std::vector<cuda::BenchRow> more = cuda::ParseBenchCsv(ReadWholeFile(path, cuda::kMaxBenchCsvBytes, "a benchmark CSV"), path);
     rows.insert(rows.end(), more.begin(), more.end());
   }
   return rows;
@@ -100,30 +101,36 @@ void CheckPngPossible(const BenchOptions& o) {
 #endif
 }
 
-void WritePlot(const std::vector<cuda::BenchRow>& rows, const std::string& title, const std::string& path) {
+void WritePlot(const std::vector<cuda::BenchRow>& rows, const std::string& title, OutputFile& png) {
 #ifdef FLASHVIZ_HAVE_VIZ
   BenchPlotOptions options;
   options.title = title;
-  std::string error;
-  if (!RenderBenchPng(rows, options, path, &error)) throw InputError(error);
-  std::fprintf(stderr, "bench: wrote %s\n", path.c_str());
+  png.Write(EncodePng(RenderBenchImage(rows, options)));
 #else
   (void)rows;
   (void)title;
-  (void)path;
+  (void)png;
 #endif
 }
 
 int Replot(const BenchOptions& o) {
   if (o.png.empty()) throw InputError("--replot draws a PNG: give --png FILE");
   CheckPngPossible(o);
+  CommandFiles files;
+  for (const std::string& list : {o.replot, o.peers})
+    for (const std::string& path : SplitList(list)) files.AddInput(path);
   std::vector<cuda::BenchRow> rows = LoadCsvs(o.replot);
   if (!o.peers.empty()) {
     std::vector<cuda::BenchRow> peers = LoadCsvs(o.peers);
     rows.insert(rows.end(), peers.begin(), peers.end());
   }
-  if (o.d_option && o.d_option->count() > 0)
+  if (o.d_option && o.d_option->count() > 0) {
     std::erase_if(rows, [&](const cuda::BenchRow& row) { return row.d != o.d; });
+    if (std::none_of(rows.begin(), rows.end(), [](const cuda::BenchRow& row) { return row.Ok(); }))
+      throw InputError(Sprintf("--replot %s: no measured row has d = %d", o.replot.c_str(), o.d));
+  }
+  if (std::none_of(rows.begin(), rows.end(), [](const cuda::BenchRow& row) { return row.Ok(); }))
+    throw InputError("--replot " + o.replot + ": no measured row to plot");
   std::string gpus;
   for (const cuda::BenchRow& row : rows)
     if (!row.gpu.empty() && gpus.find(row.gpu) == std::string::npos) {
@@ -133,7 +140,9 @@ int Replot(const BenchOptions& o) {
   std::string title = "Runtime against N";
   if (o.d_option && o.d_option->count() > 0) title += Sprintf(", d = %d", o.d);
   if (!gpus.empty()) title += " (" + gpus + ")";
-  WritePlot(rows, title, o.png);
+  WritePlot(rows, title, files.AddOutput(o.png));
+  files.Commit();
+  std::fprintf(stderr, "bench: wrote %s\n", o.png.c_str());
   return 0;
 }
 
@@ -179,7 +188,11 @@ int RunBench(const BenchOptions& o) {
   throw InputError("bench runs the CUDA kernels: this flashviz was built without CUDA");
 #else
   if (auto reason = cuda::CudaUnavailableReason()) throw InputError("bench needs a CUDA GPU: " + *reason);
-  AtomicFileWriter csv(o.csv);  // an unwritable path is reported before the first kernel runs
+  // Unwritable or aliased paths are reported before the first kernel runs; both outputs land together.
+  CommandFiles files;
+  for (const std::string& path : SplitList(o.peers)) files.AddInput(path);
+  OutputFile& csv = files.AddOutput(o.csv);
+  OutputFile* png = o.png.empty() ? nullptr : &files.AddOutput(o.png);
   const std::string gpu = cuda::DeviceName();
   std::fprintf(stderr, "bench: %s; %s\n", cuda::DeviceDescription().c_str(), cuda::DescribeSweep(spec, points.size()).c_str());
   std::vector<cuda::BenchRow> rows;
@@ -212,13 +225,14 @@ int RunBench(const BenchOptions& o) {
   }
   csv.Write(cuda::BenchCsvHeader());
   for (const cuda::BenchRow& row : rows) csv.Write(cuda::BenchCsvLine(row));
-  csv.Commit();
-  PrintSummary(rows);
   if (!o.png.empty()) {
     std::vector<cuda::BenchRow> plotted = rows;
     plotted.insert(plotted.end(), peers.begin(), peers.end());
-    WritePlot(plotted, "flashviz bench: " + gpu + "; " + cuda::DescribeSweep(spec, points.size()), o.png);
+    WritePlot(plotted, "flashviz bench: " + gpu + "; " + cuda::DescribeSweep(spec, points.size()), *png);
   }
+  files.Commit();
+  if (!o.png.empty()) std::fprintf(stderr, "bench: wrote %s\n", o.png.c_str());
+  PrintSummary(rows);
   return all_good ? 0 : 1;
 #endif
 }
@@ -242,7 +256,7 @@ void AddBenchCommand(CLI::App& app, CommandList& commands) {
   cmd->add_option("--replot", options->replot, "CSV(s) to draw on the PNG instead of running anything (no GPU needed)");
   cmd->add_option("--repeats", options->repeats, "timed runs per point, the median reported (at least 20)");
   cmd->add_option("--warmup", options->warmup, "untimed runs before them");
-  cmd->add_option("--seed", options->seed, "inputs' seed (each point gets seed + its index)");
+  AddSeedOption(*cmd, options->seed, "inputs' seed (each point gets seed + its index; default 1)");
   cmd->add_option("--options", options->options, "variant options bits (AttentionArgs::options), for tuning")
       ->group("");  // hidden from --help: the registered variants are what is reported
   commands.push_back({cmd, [options] { return RunBench(*options); }});

@@ -5,8 +5,9 @@
 #include <memory>
 
 #include "app/cli/commands.h"
-#include "app/io/atomic_file.h"
+#include "app/cli/problem_options.h"
 #include "app/io/hw4_file.h"
+#include "kernels/common/files.h"
 #include "kernels/common/format.h"
 #include "kernels/common/random.h"
 #include "kernels/cpu/reference.h"
@@ -28,9 +29,9 @@ int RunGen(const GenOptions& o) {
   const double floats = 3.0 * o.b * o.n * o.d;
   if (floats * 4 > 64.0 * (1ull << 30))
     throw InputError(Sprintf("B·N·d = %.0f: the file would exceed 64 GiB", floats / 3));
-  AtomicFileWriter input_file(o.out);
-  std::unique_ptr<AtomicFileWriter> ref_file;
-  if (!o.ref.empty()) ref_file = std::make_unique<AtomicFileWriter>(o.ref);
+  CommandFiles files;  // --out and --ref may not be one file, and land together
+  OutputFile& input_file = files.AddOutput(o.out);
+  OutputFile* ref_file = o.ref.empty() ? nullptr : &files.AddOutput(o.ref);
 
   Hw4Input in;
   in.b = o.b;
@@ -48,8 +49,7 @@ int RunGen(const GenOptions& o) {
     const std::vector<float> ref32(ref.begin(), ref.end());
     ref_file->Write(ref32.data(), ref32.size() * sizeof(float));
   }
-  input_file.Commit();
-  if (ref_file) ref_file->Commit();
+  files.Commit();
   return 0;
 }
 
@@ -61,7 +61,7 @@ void AddGenCommand(CLI::App& app, CommandList& commands) {
   cmd->add_option("--b", options->b, "batch size B")->required();
   cmd->add_option("--n", options->n, "sequence length N")->required();
   cmd->add_option("--d", options->d, "head dimension d")->required();
-  cmd->add_option("--seed", options->seed, "random seed (default 0)");
+  AddSeedOption(*cmd, options->seed, "random seed (default 0)");
   cmd->add_option("--out", options->out, "the HW4 input file to write")->required();
   cmd->add_option("--ref", options->ref, "also write the float64 reference output (as float32), scale 1/sqrt(d)");
   commands.push_back({cmd, [options] { return RunGen(*options); }});

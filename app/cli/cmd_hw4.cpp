@@ -3,9 +3,10 @@
 //
 // [SECTION] index
 //   1. options and backend choice   auto = CUDA when it can run here (CudaUnavailableReason says why not)
-//   2. the CPU backend              read whole, FastAttentionBatched, write once
-//   3. the CUDA backend             the file streamed in chunks of batches through kernels/cuda/hw4's pipeline:
-//                                   parallel pread into pinned buffers, output appended to the atomic file
+//   2. overflow                     batches whose float32 scores overflowed, computed again in float64
+//   3. the CPU backend              read whole, FastAttentionBatched, write once
+//   4. the CUDA backend             the file streamed in chunks of batches through kernels/cuda/hw4's pipeline:
+//                                   parallel pread into pinned buffers, output appended to the output file
 #include <CLI/CLI.hpp>
 #include <fcntl.h>
 #include <unistd.h>
@@ -21,11 +22,13 @@
 #include <vector>
 
 #include "app/cli/commands.h"
-#include "app/io/atomic_file.h"
+#include "app/cli/progress.h"
 #include "app/io/hw4_file.h"
+#include "kernels/common/files.h"
 #include "kernels/common/format.h"
 #include "kernels/common/parallel.h"
 #include "kernels/cpu/fast_attention.h"
+#include "kernels/cpu/reference.h"
 #ifdef FLASHVIZ_HAVE_CUDA
 #include "kernels/cuda/hw4/hw4_pipeline.h"
 #endif
@@ -55,10 +58,58 @@ std::string CudaUnavailableReason() {
 #endif
 }
 
-// [SECTION] 2. the CPU backend
+// [SECTION] 2. overflow
+
+// The exponent bits all ones is inf or NaN: one pass the compiler vectorizes.
+bool AllFinite(const float* values, std::size_t count) {
+  std::uint32_t any = 0;
+  for (std::size_t k = 0; k < count; ++k) {
+    std::uint32_t bits;
+    std::memcpy(&bits, values + k, sizeof bits);
+    any |= static_cast<std::uint32_t>((bits & 0x7f800000u) == 0x7f800000u);
+  }
+  return any == 0;
+}
+
+// Every output row is a weighted average of V's rows, so finite inputs always have a finite result: a non-finite
+// value in a batch's output means its float32 scores overflowed (|Q|·|K| near 1e38). Such a batch is computed
+// again in float64, where no float32 input can overflow, and rounded to float32.
+class OverflowRepair {
+ public:
+  OverflowRepair(int n, int d) : n_(n), d_(d), head_floats_(static_cast<std::size_t>(n) * static_cast<std::size_t>(d)) {}
+
+  // `out` holds the results of batches [first, first + count); `qkv_of(batch)` gives a batch's Q, K, V.
+  void Repair(float* out, std::int64_t first, std::int64_t count, const std::function<const float*(std::int64_t)>& qkv_of) {
+    for (std::int64_t b = 0; b < count; ++b) {
+      float* o = out + static_cast<std::size_t>(b) * head_floats_;
+      if (AllFinite(o, head_floats_)) continue;
+      const float* q = qkv_of(first + b);
+      const double scale = 1.0 / std::sqrt(static_cast<double>(d_));
+      const std::vector<double> exact = ReferenceAttention(q, q + head_floats_, q + 2 * head_floats_, n_, d_, scale, false);
+      std::copy(exact.begin(), exact.end(), o);
+      if (repaired_++ == 0) first_repaired_ = first + b;
+    }
+  }
+  // One line for stderr, or empty when nothing overflowed.
+  std::string Notice(std::int64_t batches) const {
+    if (repaired_ == 0) return {};
+    return Sprintf("hw4: %lld of %lld batches overflowed float32 (the first: batch %lld); computed in float64 instead",
+                   static_cast<long long>(repaired_), static_cast<long long>(batches),
+                   static_cast<long long>(first_repaired_));
+  }
+
+ private:
+  int n_, d_;
+  std::size_t head_floats_;
+  std::int64_t repaired_ = 0, first_repaired_ = 0;
+};
+
+// [SECTION] 3. the CPU backend
 
 int RunHw4Cpu(const Hw4Options& o, const Clock::time_point start) {
-  AtomicFileWriter out(o.output);
+  CommandFiles files;
+  files.AddInput(o.input);
+  OutputFile& out = files.AddOutput(o.output);
   const auto read_start = Clock::now();
   const Hw4Input in = ReadHw4File(o.input);
   const double read_s = Seconds(read_start);
@@ -66,17 +117,20 @@ int RunHw4Cpu(const Hw4Options& o, const Clock::time_point start) {
   std::vector<float> result(in.qkv.size() / 3);
   const auto compute_start = Clock::now();
   const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(in.d)));
-  const bool show_progress = o.verbose || 4.0 * in.b * in.n * static_cast<double>(in.n) * in.d > 2e11;
-  ProgressCallback progress;
-  if (show_progress)
-    progress = [](double fraction) { std::fprintf(stderr, "\rhw4: %3.0f%%", 100.0 * fraction); };
-  FastAttentionBatched(in.qkv.data(), in.b, in.n, in.d, scale, false, result.data(), o.threads, progress);
-  if (show_progress) std::fprintf(stderr, "\n");
+  {
+    ProgressLine progress_line("hw4", "", 1000);  // silent unless the work takes over a second
+    FastAttentionBatched(in.qkv.data(), in.b, in.n, in.d, scale, false, result.data(), o.threads,
+                         [&](double fraction) { progress_line.UpdateFraction(fraction); });
+    progress_line.Finish();
+  }
+  OverflowRepair overflow(in.n, in.d);
+  overflow.Repair(result.data(), 0, in.b, [&](std::int64_t b) { return in.q(static_cast<int>(b)); });
   const double compute_s = Seconds(compute_start);
 
   const auto write_start = Clock::now();
   out.Write(result.data(), result.size() * sizeof(float));
-  out.Commit();
+  files.Commit();
+  if (const std::string notice = overflow.Notice(in.b); !notice.empty()) std::fprintf(stderr, "%s\n", notice.c_str());
   const double write_s = Seconds(write_start);
   if (o.verbose) {
     const double flops = 4.0 * in.b * static_cast<double>(in.n) * in.n * in.d;
@@ -89,25 +143,23 @@ int RunHw4Cpu(const Hw4Options& o, const Clock::time_point start) {
   return 0;
 }
 
-// [SECTION] 3. the CUDA backend
+// [SECTION] 4. the CUDA backend
 
 #ifdef FLASHVIZ_HAVE_CUDA
 
 // The input file, read with pread from several threads at once: from the page cache one thread copies a few
 // GB/s, and from a cold disk several requests in flight read faster than one.
-class InputFile {
+class ParallelReader {
  public:
-  explicit InputFile(const std::string& path) : path_(path), fd_(::open(path.c_str(), O_RDONLY | O_CLOEXEC)) {
-    if (fd_ < 0) throw InputError(Sprintf("cannot open %s: %s", path.c_str(), std::strerror(errno)));
-    ::posix_fadvise(fd_, 0, 0, POSIX_FADV_SEQUENTIAL);
+  explicit ParallelReader(const std::string& path) : file_(path) {
+    ::posix_fadvise(file_.fd(), 0, 0, POSIX_FADV_SEQUENTIAL);
     // Ask the kernel to start reading the whole file now, while the CUDA context is being created.
-    readahead_ = std::thread([fd = fd_] { ::posix_fadvise(fd, 0, 0, POSIX_FADV_WILLNEED); });
+    readahead_ = std::thread([fd = file_.fd()] { ::posix_fadvise(fd, 0, 0, POSIX_FADV_WILLNEED); });
   }
-  InputFile(const InputFile&) = delete;
-  InputFile& operator=(const InputFile&) = delete;
-  ~InputFile() {
+  ParallelReader(const ParallelReader&) = delete;
+  ParallelReader& operator=(const ParallelReader&) = delete;
+  ~ParallelReader() {
     if (readahead_.joinable()) readahead_.join();
-    ::close(fd_);
   }
 
   void Read(void* dst, std::size_t bytes, std::int64_t offset) const {
@@ -122,21 +174,9 @@ class InputFile {
   }
 
  private:
-  void ReadExactly(char* dst, std::size_t bytes, std::int64_t offset) const {
-    while (bytes > 0) {
-      const ssize_t got = ::pread(fd_, dst, bytes, offset);
-      if (got < 0 && errno == EINTR) continue;
-      if (got <= 0)
-        throw InputError(Sprintf("%s: read failed at byte %lld: %s", path_.c_str(), static_cast<long long>(offset),
-                                 got < 0 ? std::strerror(errno) : "the file became shorter"));
-      dst += got;
-      bytes -= static_cast<std::size_t>(got);
-      offset += got;
-    }
-  }
+  void ReadExactly(char* dst, std::size_t bytes, std::int64_t offset) const { file_.ReadAt(dst, bytes, offset); }
 
-  std::string path_;
-  int fd_;
+  InputFile file_;
   std::thread readahead_;
 };
 
@@ -156,8 +196,10 @@ int RunHw4Cuda(const Hw4Options& o, const Hw4Input& header, const Clock::time_po
   if (const auto why = hw4::Hw4KernelNotApplicable(options.kernel, header.d))
     throw InputError(Sprintf("--kernel %s: %s", hw4::Hw4KernelInfoOf(options.kernel).id, why->c_str()));
 
-  AtomicFileWriter out(o.output);
-  const InputFile file(o.input);
+  CommandFiles files;
+  files.AddInput(o.input);
+  OutputFile& out = files.AddOutput(o.output);
+  const ParallelReader file(o.input);
   constexpr std::int64_t kHeaderBytes = 12;
   const std::size_t head_floats = static_cast<std::size_t>(header.n) * static_cast<std::size_t>(header.d);
   const std::size_t batch_bytes = 3 * head_floats * sizeof(float);
@@ -165,7 +207,23 @@ int RunHw4Cuda(const Hw4Options& o, const Hw4Input& header, const Clock::time_po
     file.Read(dst, static_cast<std::size_t>(batches) * batch_bytes,
               kHeaderBytes + first_batch * static_cast<std::int64_t>(batch_bytes));
   };
-  const auto write = [&](const float* src, std::size_t floats) { out.Write(src, floats * sizeof(float)); };
+  OverflowRepair overflow(header.n, header.d);
+  std::int64_t batches_written = 0;
+  std::vector<float> repaired, batch_qkv(3 * head_floats);
+  const auto write = [&](const float* src, std::size_t floats) {  // on the pipeline's writer thread
+    const auto batches = static_cast<std::int64_t>(floats / head_floats);
+    const float* data = src;
+    if (!AllFinite(src, floats)) {  // copied only then: the common case writes the pinned buffer as it is
+      repaired.assign(src, src + floats);
+      overflow.Repair(repaired.data(), batches_written, batches, [&](std::int64_t b) {
+        read(b, 1, batch_qkv.data());
+        return static_cast<const float*>(batch_qkv.data());
+      });
+      data = repaired.data();
+    }
+    out.Write(data, floats * sizeof(float));
+    batches_written += batches;
+  };
   const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(header.d)));
 
   hw4::Hw4PipelineReport report;
@@ -182,8 +240,9 @@ int RunHw4Cuda(const Hw4Options& o, const Hw4Input& header, const Clock::time_po
     throw InputError(NonFiniteValueMessage(o.input, header.n, header.d, *report.first_non_finite, value));
   }
   const auto commit_start = Clock::now();
-  out.Commit();
+  files.Commit();
   const double commit_s = Seconds(commit_start);
+  if (const std::string notice = overflow.Notice(header.b); !notice.empty()) std::fprintf(stderr, "%s\n", notice.c_str());
   if (o.verbose) {
     const double total_s = Seconds(start);
     std::fprintf(stderr,

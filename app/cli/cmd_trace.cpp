@@ -5,9 +5,10 @@
 
 #include "app/cli/commands.h"
 #include "app/cli/problem_options.h"
-#include "app/io/atomic_file.h"
+#include "app/cli/progress.h"
 #include "app/io/hw4_file.h"
 #include "app/io/trace_writer.h"
+#include "kernels/common/files.h"
 #include "kernels/common/format.h"
 #ifdef FLASHVIZ_HAVE_CUDA
 #include "kernels/cuda/probe/cross_check.h"
@@ -69,6 +70,35 @@ GpuTraceFields RunOnGpu(const Stepper& stepper, const TraceCommandOptions& o) {
 #endif
 }
 
+// What a trace of this problem would take on disk, judged from its first lines: refused up front when the
+// output's file system has clearly less room (rather than failing after minutes of work), announced when large.
+class TraceSizeCheck {
+ public:
+  TraceSizeCheck(const OutputFile& out, std::int64_t steps) : out_(out), steps_(steps) {}
+
+  void Line(std::int64_t step) {
+    if (checked_ || (step + 1 < kSample && step + 1 < steps_)) return;
+    checked_ = true;
+    const double per_step = static_cast<double>(out_.bytes_written()) / static_cast<double>(step + 2);
+    const double estimate = per_step * static_cast<double>(steps_ + 1);
+    const std::int64_t room = out_.AvailableBytes();
+    if (room >= 0 && estimate > 1.1 * static_cast<double>(room) + static_cast<double>(out_.bytes_written()))
+      throw InputError(Sprintf("%s: the trace of %lld steps takes about %s, and its file system has %s free "
+                               "(--summary counts without writing a trace)",
+                               out_.path().c_str(), static_cast<long long>(steps_), HumanBytes(estimate).c_str(),
+                               HumanBytes(static_cast<double>(room)).c_str()));
+    if (estimate > 256.0 * (1 << 20))
+      std::fprintf(stderr, "trace: %lld steps, about %s of JSON to %s\n", static_cast<long long>(steps_),
+                   HumanBytes(estimate).c_str(), out_.path().c_str());
+  }
+
+ private:
+  static constexpr std::int64_t kSample = 2000;
+  const OutputFile& out_;
+  std::int64_t steps_;
+  bool checked_ = false;
+};
+
 int RunTrace(const TraceCommandOptions& o) {
   if (o.out.empty() && o.o_out.empty() && !o.summary)
     throw InputError("trace needs --out FILE.jsonl, --o-out FILE or --summary");
@@ -76,32 +106,50 @@ int RunTrace(const TraceCommandOptions& o) {
   const bool needs_numbers = !o.out.empty() || !o.o_out.empty();
   const LoadedProblem loaded = LoadProblem(o.problem, needs_numbers);
   const Stepper stepper(loaded.problem, loaded.inputs.get());
-  // Open the outputs first: an unwritable path is reported before the work, and nothing partial is left.
-  std::unique_ptr<AtomicFileWriter> trace_file, o_file;
-  if (!o.out.empty()) trace_file = std::make_unique<AtomicFileWriter>(o.out);
-  if (!o.o_out.empty()) o_file = std::make_unique<AtomicFileWriter>(o.o_out);
+  // Open the outputs first: an unwritable or aliased path is reported before the work, and nothing partial
+  // is left. Both are committed together once everything is computed.
+  CommandFiles files;
+  if (!o.problem.input.empty()) files.AddInput(o.problem.input);
+  OutputFile* trace_file = o.out.empty() ? nullptr : &files.AddOutput(o.out);
+  OutputFile* o_file = o.o_out.empty() ? nullptr : &files.AddOutput(o.o_out);
 
   GpuTraceFields gpu;
   if (o.gpu) gpu = RunOnGpu(stepper, o);
   std::vector<double> output;
-  if (trace_file) {
-    TraceOptions options{o.problem.seed, o.problem.input, o.problem.batch};
-    output = WriteTrace(stepper, options, trace_file->stream(), gpu.config, gpu.per_step);
-  } else if (o_file) {
-    output = stepper.Replay([](const StepView&) { return true; });
+  Ledger flash;
+  {
+    ProgressLine progress("trace", "steps", stepper.step_count());
+    if (trace_file) {
+      TraceOptions options{o.problem.seed, o.problem.input, o.problem.batch};
+      TraceSizeCheck size_check(*trace_file, stepper.step_count());
+      const auto write_line = [&](std::string_view line, std::int64_t step) {
+        trace_file->Write(line);  // a full disk stops the trace at once
+        size_check.Line(step);
+        progress.Update(step + 1);
+      };
+      const auto per_step = [&](const StepView& view) {
+        if (view.info().phase == Phase::kDone) flash = view.ledger();
+        return gpu.per_step ? gpu.per_step(view) : std::string();
+      };
+      output = WriteTrace(stepper, options, write_line, gpu.config, per_step);
+    } else {
+      // The O output and the summary from one walk; count-only when no O is asked for.
+      output = stepper.Replay([&](const StepView& view) {
+        progress.Update(view.info().step + 1);
+        if (view.info().phase == Phase::kDone) flash = view.ledger();
+        return true;
+      });
+    }
+    progress.Finish();
   }
   if (o_file) {
     const std::vector<float> o32(output.begin(), output.end());
     o_file->Write(o32.data(), o32.size() * sizeof(float));
   }
-  // Commit both only once everything is computed.
-  if (trace_file) trace_file->Commit();
-  if (o_file) o_file->Commit();
-  if (o.summary) {
-    const Ledger flash = stepper.FinalLedger();
+  files.Commit();
+  if (o.summary)
     std::fputs(TraceSummary(loaded.problem, flash, StandardAttentionLedger(loaded.problem.n, loaded.problem.d)).c_str(),
                stdout);
-  }
   if (o.gpu) {
     // A disagreement is loud: on stderr and in the exit status (the trace is still written, it is the evidence).
     std::fprintf(stderr, "%s%s\n", gpu.agrees ? "" : "flashviz: ", gpu.verdict.c_str());

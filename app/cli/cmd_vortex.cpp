@@ -40,8 +40,12 @@ struct VortexOptions {
   bool json = false;
 };
 
-// The numerics cost N²·d per program: above this N the command reports the mapping and the counts only.
+// The numerics cost N²·d per program: above this N, or the multiply-adds below, the command reports the
+// mapping and the counts only.
 constexpr int kMaxNumericsN = 4096;
+// The programs' arithmetic is emulated one thread at a time: N = 4096 at d = 64 takes a few seconds; the
+// count of multiply-adds bounds it (d = 1024 at that N would take about a minute).
+constexpr double kMaxNumericsMultiplyAdds = 2.2e9;
 
 struct Report {
   Mapping mapping;
@@ -60,8 +64,13 @@ Report BuildReport(const VortexOptions& o) {
   r.ratios = vortex::CompareWithPublished(r.counts);
   // The SIMT program's arithmetic needs whole K/V tiles (B_c ≤ N); the TCU part of RunNumerics needs d = 8.
   const auto& simt = r.counts[static_cast<int>(vortex::Program::kSimtFlash)];
+  const double multiply_adds = 2.0 * static_cast<double>(o.n) * o.n * o.d;  // Q·Kᵀ and P·V
   if (o.n > kMaxNumericsN) {
     r.numerics_note = Sprintf("numerics skipped: N = %d > %d", o.n, kMaxNumericsN);
+  } else if (multiply_adds > kMaxNumericsMultiplyAdds) {
+    r.numerics_note = Sprintf("numerics skipped: 2·N²·d = %.3g multiply-adds per program, more than the %.3g "
+                              "run here (a smaller N or d runs them)",
+                              multiply_adds, kMaxNumericsMultiplyAdds);
   } else if (!simt.applicable) {
     r.numerics_note = "numerics skipped: " + simt.not_applicable_reason;
   } else {

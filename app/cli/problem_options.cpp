@@ -1,6 +1,7 @@
 #include "app/cli/problem_options.h"
 
 #include <CLI/CLI.hpp>
+#include <cerrno>
 #include <cstdlib>
 
 #include "app/io/hw4_file.h"
@@ -31,9 +32,31 @@ void AddProblemOptions(CLI::App& cmd, ProblemOptions& o) {
       ->check(CLI::IsMember({"kv", "q"}));
   cmd.add_option("--scale", o.scale, "scale applied to Q·Kᵀ: a number or none (default 1/sqrt(d))");
   cmd.add_flag("--causal", o.causal, "mask keys after the query (key index > query index)");
-  cmd.add_option("--seed", o.seed, "seed of the random inputs (uniform in [-3, 3])");
+  AddSeedOption(cmd, o.seed, "seed of the random inputs (uniform in [-3, 3]; default 0)");
   cmd.add_option("--input", o.input, "take Q, K, V from an HW4 file instead of random values");
-  cmd.add_option("--batch", o.batch, "which batch of the HW4 file (default 0)");
+  cmd.add_option_function<int>(
+      "--batch",
+      [&o](int batch) {
+        o.batch = batch;
+        o.batch_given = true;
+      },
+      "which batch of the --input file (default 0)");
+}
+
+void AddSeedOption(CLI::App& cmd, std::uint64_t& seed, const std::string& description) {
+  cmd.add_option_function<std::string>(
+      "--seed",
+      [&seed](const std::string& text) {
+        // strtoull would accept "-1" (as 2⁶⁴ − 1) and saturate on overflow: only plain digits, range checked.
+        errno = 0;
+        char* end = nullptr;
+        const unsigned long long value = std::strtoull(text.c_str(), &end, 10);
+        if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos || *end != '\0' ||
+            errno == ERANGE)
+          throw CLI::ValidationError("--seed", text + " is not a seed (a whole number from 0 to 18446744073709551615)");
+        seed = value;
+      },
+      description);
 }
 
 ProblemRequest ToRequest(const ProblemOptions& o, int n, int d) {
@@ -51,6 +74,8 @@ ProblemRequest ToRequest(const ProblemOptions& o, int n, int d) {
 
 LoadedProblem LoadProblem(const ProblemOptions& o, bool with_inputs) {
   LoadedProblem loaded;
+  if (o.input.empty() && o.batch_given)
+    throw InputError("--batch picks a batch of an HW4 file: give it with --input FILE");
   if (o.input.empty()) {
     loaded.problem = ResolveProblem(ToRequest(o, o.n.value_or(64), o.d.value_or(8)));
     if (with_inputs)

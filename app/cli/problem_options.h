@@ -25,9 +25,13 @@ struct ProblemOptions {
   std::uint64_t seed = 0;
   std::string input;  // an HW4 file
   int batch = 0;
+  bool batch_given = false;  // --batch without --input is refused, not ignored
 };
 
 void AddProblemOptions(CLI::App& command, ProblemOptions& options);
+
+// --seed S for every command that draws random inputs: a decimal 0 … 2⁶⁴ − 1, refused (not wrapped) beyond.
+void AddSeedOption(CLI::App& command, std::uint64_t& seed, const std::string& description);
 
 // The problem and its inputs: from --input (N and d from the file) or random from --seed.
 struct LoadedProblem {

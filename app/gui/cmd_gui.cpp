@@ -37,6 +37,9 @@ void AddGuiCommand(CLI::App& app, CommandList& commands) {
                           if (cmd->get_option(name)->count() > 0) o->problem_given = true;
                         if (cmd->get_option("--bench-frames")->count() > 0 && o->bench_frames <= 0)
                           throw InputError("--bench-frames needs a positive number of frames");
+                        // An empty name would otherwise mean "no screenshot" and open the window.
+                        if (cmd->get_option("--screenshot")->count() > 0 && o->screenshot.empty())
+                          throw InputError("--screenshot needs a file name");
                         return RunGui(*o);
                       }});
 }

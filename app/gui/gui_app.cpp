@@ -23,6 +23,7 @@
 
 #include "app/gui/controller.h"
 #include "app/gui/session.h"
+#include "kernels/common/files.h"
 #include "kernels/common/format.h"
 #include "viz/panels/panel_table.h"
 #include "viz/raster.h"
@@ -225,9 +226,14 @@ class ImGuiOnGl {
 int RunScreenshot(const GuiOptions& o) {
   GlBackend backend = GlBackend::kAuto;
   if (!ParseGlBackend(o.gl, &backend)) throw InputError("--gl " + o.gl + ": expected auto, egl or glfw");
+  // The PNG may be neither the HW4 input nor the session the frame is made from; checked before rendering.
+  CommandFiles files;
+  for (const std::string* input : {&o.problem.input, &o.session})
+    if (!input->empty()) files.AddInput(*input);
+  OutputFile& png = files.AddOutput(o.screenshot);
   const OffscreenFrame frame = RenderOffscreenFrame(o, backend);
-  std::string error;
-  if (!WritePng(frame.image, o.screenshot, &error)) throw InputError(error);
+  png.Write(EncodePng(frame.image));
+  files.Commit();
   std::printf("wrote %s (%d × %d) with %s\n", o.screenshot.c_str(), frame.image.width, frame.image.height,
               frame.renderer.c_str());
   if (!frame.live_gpu.empty()) std::printf("%s\n", frame.live_gpu.c_str());

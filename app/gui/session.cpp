@@ -3,8 +3,11 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <utility>
 
-#include "app/io/atomic_file.h"
+#include "kernels/common/files.h"
 #include "kernels/common/format.h"
 #include "viz/panels/panel_table.h"
 
@@ -13,6 +16,80 @@ namespace {
 
 using nlohmann::json;
 constexpr int kSessionVersion = 1;
+// A session is a few kilobytes of JSON; anything far larger is not one and is not read into memory.
+constexpr std::int64_t kMaxSessionBytes = 1 << 20;
+
+// Values read with their type and range checked: JSON numbers are doubles or 64-bit integers, and a value
+// outside the field's range is refused by name instead of being converted (4294967360 is not an int).
+class SessionReader {
+ public:
+  explicit SessionReader(const std::string& name) : name_(name) {}
+
+  template <typename T>
+  T Integer(const json& object, const char* key, T fallback, T low, T high) const {
+    if (!object.contains(key)) return fallback;
+    const json& value = object.at(key);
+    bool in_range = false;
+    T result{};
+    if (value.is_number_unsigned()) {
+      const std::uint64_t u = value.get<std::uint64_t>();
+      in_range = std::cmp_greater_equal(u, low) && std::cmp_less_equal(u, high);
+      result = static_cast<T>(u);
+    } else if (value.is_number_integer()) {
+      const std::int64_t i = value.get<std::int64_t>();
+      in_range = std::cmp_greater_equal(i, low) && std::cmp_less_equal(i, high);
+      result = static_cast<T>(i);
+    } else {
+      throw InputError(Sprintf("%s: \"%s\" must be an integer, not %s", name_.c_str(), key, Describe(value).c_str()));
+    }
+    if (!in_range)
+      throw InputError(Sprintf("%s: \"%s\" = %s is out of range (%s to %s)", name_.c_str(), key, value.dump().c_str(),
+                               std::to_string(low).c_str(), std::to_string(high).c_str()));
+    return result;
+  }
+
+  double Real(const json& object, const char* key, double fallback, double low, double high) const {
+    if (!object.contains(key)) return fallback;
+    const json& value = object.at(key);
+    if (!value.is_number())
+      throw InputError(Sprintf("%s: \"%s\" must be a number, not %s", name_.c_str(), key, Describe(value).c_str()));
+    const double result = value.get<double>();
+    if (!(result >= low && result <= high))
+      throw InputError(Sprintf("%s: \"%s\" = %s is out of range (%g to %g)", name_.c_str(), key, value.dump().c_str(),
+                               low, high));
+    return result;
+  }
+
+  bool Bool(const json& object, const char* key, bool fallback) const {
+    if (!object.contains(key)) return fallback;
+    if (!object.at(key).is_boolean())
+      throw InputError(Sprintf("%s: \"%s\" must be true or false, not %s", name_.c_str(), key,
+                               Describe(object.at(key)).c_str()));
+    return object.at(key).get<bool>();
+  }
+
+  std::string String(const json& object, const char* key, const std::string& fallback) const {
+    if (!object.contains(key)) return fallback;
+    if (!object.at(key).is_string())
+      throw InputError(Sprintf("%s: \"%s\" must be a string, not %s", name_.c_str(), key,
+                               Describe(object.at(key)).c_str()));
+    return object.at(key).get<std::string>();
+  }
+
+  const json& Object(const json& object, const char* key) const {
+    if (!object.contains(key) || !object.at(key).is_object())
+      throw InputError(Sprintf("%s: \"%s\" must be an object", name_.c_str(), key));
+    return object.at(key);
+  }
+
+ private:
+  static std::string Describe(const json& value) {
+    std::string text = value.dump();
+    if (text.size() > 24) text = text.substr(0, 21) + "...";
+    return text;
+  }
+  const std::string& name_;
+};
 
 const char* ScaleModeName(ProblemForm::ScaleMode mode) {
   switch (mode) {
@@ -75,69 +152,84 @@ std::int64_t SessionFromJson(const std::string& text, const std::string& name, U
     const json s = json::parse(text);
     if (!s.is_object() || !s.contains("flashviz_session"))
       throw InputError(name + " is not a flashviz session (no \"flashviz_session\" field)");
-    if (s.at("flashviz_session").get<int>() != kSessionVersion)
-      throw InputError(Sprintf("%s: session version %d is not supported (expected %d)", name.c_str(),
-                               s.at("flashviz_session").get<int>(), kSessionVersion));
-    const json& p = s.at("problem");
+    const SessionReader read(name);
+    const int version = read.Integer(s, "flashviz_session", 0, 0, INT32_MAX);
+    if (version != kSessionVersion)
+      throw InputError(Sprintf("%s: session version %d is not supported (expected %d)", name.c_str(), version,
+                               kSessionVersion));
+    const json& p = read.Object(s, "problem");
     ProblemForm& f = next.form;
-    f.n = p.value("n", f.n);
-    f.d = p.value("d", f.d);
-    const std::string tiles = p.value("tiles", std::string("sram"));
+    // The form's own checks (the GUI explains an impossible problem in place) judge the values; here each
+    // must only be what its field can hold.
+    f.n = read.Integer(p, "n", f.n, 1, INT32_MAX);
+    f.d = read.Integer(p, "d", f.d, 1, INT32_MAX);
+    const std::string tiles = read.String(p, "tiles", "sram");
     if (tiles != "sram" && tiles != "explicit") throw InputError(name + ": \"tiles\" must be \"sram\" or \"explicit\"");
     f.tiles_from_sram = tiles == "sram";
-    f.sram_bytes = p.value("sram_bytes", f.sram_bytes);
-    f.br = p.value("br", f.br);
-    f.bc = p.value("bc", f.bc);
-    const auto order = ParseLoopOrder(p.value("order", std::string("kv")));
+    f.sram_bytes = read.Integer<std::int64_t>(p, "sram_bytes", f.sram_bytes, 1, INT64_MAX);
+    f.br = read.Integer(p, "br", f.br, 1, INT32_MAX);
+    f.bc = read.Integer(p, "bc", f.bc, 1, INT32_MAX);
+    const auto order = ParseLoopOrder(read.String(p, "order", "kv"));
     if (!order) throw InputError(name + ": \"order\" must be \"kv\" or \"q\"");
     f.order = *order;
-    const std::string scale_mode = p.value("scale_mode", std::string("default"));
+    const std::string scale_mode = read.String(p, "scale_mode", "default");
     if (scale_mode == "default") f.scale_mode = ProblemForm::ScaleMode::kDefault;
     else if (scale_mode == "none") f.scale_mode = ProblemForm::ScaleMode::kNone;
     else if (scale_mode == "custom") f.scale_mode = ProblemForm::ScaleMode::kCustom;
     else throw InputError(name + ": \"scale_mode\" must be \"default\", \"none\" or \"custom\"");
-    f.scale = p.value("scale", f.scale);
-    f.causal = p.value("causal", f.causal);
-    f.seed = p.value("seed", f.seed);
-    f.input_path = p.value("input", std::string());
-    f.batch = p.value("batch", 0);
-    step = s.value("step", std::int64_t{0});
+    f.scale = read.Real(p, "scale", f.scale, -1e30, 1e30);
+    f.causal = read.Bool(p, "causal", f.causal);
+    f.seed = read.Integer<std::uint64_t>(p, "seed", f.seed, 0, UINT64_MAX);
+    f.input_path = read.String(p, "input", std::string());
+    f.batch = read.Integer(p, "batch", 0, 0, INT32_MAX);
+    step = read.Integer<std::int64_t>(s, "step", 0, 0, INT64_MAX);
     if (s.contains("panels")) {
-      for (const auto& [id, open] : s.at("panels").items()) {
+      for (const auto& [id, open] : read.Object(s, "panels").items()) {
         const PanelInfo* panel = FindPanel(id);
-        if (panel) SetPanelOpen(next, *panel, open.get<bool>());  // panels of other builds are ignored
+        if (panel) SetPanelOpen(next, *panel, read.Bool(s.at("panels"), id.c_str(), false));  // others' panels ignored
       }
     }
-    next.focus_tab = s.value("tab", next.active_tab);
-    next.selected_row = s.value("selected_row", -1);
-    if (!ParseTheme(s.value("theme", std::string("dark")), &next.theme))
+    next.focus_tab = read.String(s, "tab", next.active_tab);
+    next.selected_row = read.Integer(s, "selected_row", -1, -1, INT32_MAX);
+    if (!ParseTheme(read.String(s, "theme", "dark"), &next.theme))
       throw InputError(name + ": \"theme\" must be \"dark\" or \"light\"");
-    next.ui_scale = std::clamp(s.value("ui_scale", 1.0f), 0.5f, 4.0f);
-    next.large_font = s.value("large_font", false);
-    next.speed = std::clamp(s.value("speed", 4.0f), 0.25f, 240.0f);
-    next.play_unit = s.value("play_unit", std::string("phase")) == "tile" ? StepUnit::kTileIteration : StepUnit::kPhase;
+    // View settings out of their range are clamped (the session still opens); problem values are refused.
+    constexpr double kAnyFinite = std::numeric_limits<double>::max();
+    next.ui_scale = static_cast<float>(std::clamp(read.Real(s, "ui_scale", 1.0, -kAnyFinite, kAnyFinite), 0.5, 4.0));
+    next.large_font = read.Bool(s, "large_font", false);
+    next.speed = static_cast<float>(std::clamp(read.Real(s, "speed", 4.0, -kAnyFinite, kAnyFinite), 0.25, 240.0));
+    const std::string play_unit = read.String(s, "play_unit", "phase");
+    if (play_unit != "phase" && play_unit != "tile")
+      throw InputError(name + ": \"play_unit\" must be \"phase\" or \"tile\"");
+    next.play_unit = play_unit == "tile" ? StepUnit::kTileIteration : StepUnit::kPhase;
     if (s.contains("vortex")) {
-      const json& v = s.at("vortex");
+      const json& v = read.Object(s, "vortex");
       vortex::MachineConfig& machine = next.vortex.machine;
-      machine.cores = v.value("cores", machine.cores);
-      machine.warps_per_core = v.value("warps_per_core", machine.warps_per_core);
-      machine.threads_per_warp = v.value("threads_per_warp", machine.threads_per_warp);
-      machine.local_memory_bytes = v.value("local_memory_bytes", machine.local_memory_bytes);
-      machine.fp_registers_per_thread = v.value("fp_registers_per_thread", machine.fp_registers_per_thread);
-      const auto mode = vortex::ParseMode(v.value("mode", std::string("simt")));
+      machine.cores = read.Integer(v, "cores", machine.cores, 1, INT32_MAX);
+      machine.warps_per_core = read.Integer(v, "warps_per_core", machine.warps_per_core, 1, INT32_MAX);
+      machine.threads_per_warp = read.Integer(v, "threads_per_warp", machine.threads_per_warp, 1, INT32_MAX);
+      machine.local_memory_bytes =
+          read.Integer<std::int64_t>(v, "local_memory_bytes", machine.local_memory_bytes, 1, INT64_MAX);
+      machine.fp_registers_per_thread =
+          read.Integer(v, "fp_registers_per_thread", machine.fp_registers_per_thread, 1, INT32_MAX);
+      const auto mode = vortex::ParseMode(read.String(v, "mode", "simt"));
       if (!mode) throw InputError(name + ": \"vortex\".\"mode\" must be \"simt\" or \"tcu\"");
       next.vortex.mode = *mode;
-      next.vortex.color_lanes = v.value("color_lanes", false);
-      next.vortex.compare_wmma = v.value("compare_wmma", false);
+      next.vortex.color_lanes = read.Bool(v, "color_lanes", false);
+      next.vortex.compare_wmma = read.Bool(v, "compare_wmma", false);
     }
     if (s.contains("live_gpu")) {
-      const json& g = s.at("live_gpu");
-      next.live_gpu.variant = g.value("kernel", next.live_gpu.variant);
-      next.live_gpu.rerun_on_change = g.value("rerun_on_change", next.live_gpu.rerun_on_change);
-      next.live_gpu.force_host_copy = g.value("force_host_copy", next.live_gpu.force_host_copy);
+      const json& g = read.Object(s, "live_gpu");
+      next.live_gpu.variant = read.String(g, "kernel", next.live_gpu.variant);
+      next.live_gpu.rerun_on_change = read.Bool(g, "rerun_on_change", next.live_gpu.rerun_on_change);
+      next.live_gpu.force_host_copy = read.Bool(g, "force_host_copy", next.live_gpu.force_host_copy);
     }
   } catch (const json::exception& e) {
-    throw InputError(Sprintf("%s: malformed session: %s", name.c_str(), e.what()));
+    // nlohmann's messages start with "[json.exception.parse_error.101] ": the reason is what follows.
+    std::string reason = e.what();
+    if (reason.rfind("[json.exception.", 0) == 0 && reason.find("] ") != std::string::npos)
+      reason = reason.substr(reason.find("] ") + 2);
+    throw InputError(Sprintf("%s: malformed session: %s", name.c_str(), reason.c_str()));
   }
   next.style_dirty = true;
   ui = std::move(next);
@@ -145,11 +237,14 @@ std::int64_t SessionFromJson(const std::string& text, const std::string& name, U
 }
 
 void SaveSession(const std::string& path, const UiState& ui, std::int64_t step) {
-  AtomicFileWriter out(path);
-  out.Write(SessionToJson(ui, step));
-  out.Commit();
+  CommandFiles files;
+  if (!ui.form.input_path.empty()) files.AddInput(ui.form.input_path);  // never over the HW4 file it names
+  files.AddOutput(path).Write(SessionToJson(ui, step));
+  files.Commit();
 }
 
-std::int64_t LoadSession(const std::string& path, UiState& ui) { return SessionFromJson(ReadWholeFile(path), path, ui); }
+std::int64_t LoadSession(const std::string& path, UiState& ui) {
+  return SessionFromJson(ReadWholeFile(path, kMaxSessionBytes, "a session"), path, ui);
+}
 
 }  // namespace flashviz

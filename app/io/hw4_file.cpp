@@ -1,13 +1,10 @@
 #include "app/io/hw4_file.h"
 
-#include <sys/stat.h>
-
-#include <cerrno>
+#include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <fstream>
 
-#include "app/io/atomic_file.h"
+#include "kernels/common/files.h"
 #include "kernels/common/format.h"
 #include "kernels/cpu/problem.h"
 
@@ -67,21 +64,13 @@ void CheckFinite(const Hw4Input& in, const std::string& name) {
     if (!std::isfinite(in.qkv[at])) throw InputError(NonFiniteValueMessage(name, in.n, in.d, at, in.qkv[at]));
 }
 
-std::int64_t FileSize(const std::string& path) {
-  struct stat info {};
-  if (::stat(path.c_str(), &info) != 0)
-    throw InputError(Sprintf("cannot open %s: %s", path.c_str(), std::strerror(errno)));
-  if (S_ISDIR(info.st_mode)) throw InputError(Sprintf("cannot read %s: it is a directory", path.c_str()));
-  return static_cast<std::int64_t>(info.st_size);
-}
-
 }  // namespace
 
 std::string NonFiniteValueMessage(const std::string& name, int n, int d, std::size_t at, float value) {
   const std::size_t head = static_cast<std::size_t>(n) * static_cast<std::size_t>(d);
   const std::size_t batch = at / (3 * head), within = at % (3 * head);
   const std::size_t matrix = within / head, element = within % head;
-  return Sprintf("%s: non-finite value (%s) in batch %zu, %s[%zu][%zu]", name.c_str(), std::isnan(value) ? "nan" : "inf",
+  return Sprintf("%s: non-finite value (%s) in batch %zu, %s[%zu][%zu]", name.c_str(), std::isnan(value) ? "nan" : (value < 0 ? "-inf" : "inf"),
                  batch, kMatrixNames[matrix], element / static_cast<std::size_t>(d), element % static_cast<std::size_t>(d));
 }
 
@@ -109,14 +98,11 @@ Hw4Input ParseHw4(std::span<const std::uint8_t> bytes, const std::string& name) 
   return in;
 }
 
-Hw4Input ReadHw4Header(const std::string& path) {
-  const std::int64_t size = FileSize(path);
-  std::ifstream file(path, std::ios::binary);
-  if (!file) throw InputError(Sprintf("cannot open %s: %s", path.c_str(), std::strerror(errno)));
+Hw4Input ReadHw4Header(const InputFile& file) {
   std::uint8_t header[kHeaderBytes] = {};
-  file.read(reinterpret_cast<char*>(header), static_cast<std::streamsize>(std::min(size, kHeaderBytes)));
-  const Header h = CheckHeader(header, size, path);
-  CheckSize(h, size, path);
+  file.ReadAt(header, static_cast<std::size_t>(std::min(file.size(), kHeaderBytes)), 0);
+  const Header h = CheckHeader(header, file.size(), file.path());
+  CheckSize(h, file.size(), file.path());
   Hw4Input in;
   in.b = h.b;
   in.n = h.n;
@@ -124,16 +110,14 @@ Hw4Input ReadHw4Header(const std::string& path) {
   return in;
 }
 
+Hw4Input ReadHw4Header(const std::string& path) { return ReadHw4Header(InputFile(path)); }
+
 Hw4Input ReadHw4File(const std::string& path) {
   // Check the header against the file's size before allocating: a corrupt header must not ask for terabytes.
-  Hw4Input in = ReadHw4Header(path);
-  std::ifstream file(path, std::ios::binary);
-  if (!file) throw InputError(Sprintf("cannot open %s: %s", path.c_str(), std::strerror(errno)));
-  file.seekg(kHeaderBytes);
+  const InputFile file(path);
+  Hw4Input in = ReadHw4Header(file);
   in.qkv.resize(3 * in.head_floats() * static_cast<std::size_t>(in.b));
-  file.read(reinterpret_cast<char*>(in.qkv.data()), static_cast<std::streamsize>(in.qkv.size() * 4));
-  if (file.gcount() != static_cast<std::streamsize>(in.qkv.size() * 4))
-    throw InputError(Sprintf("%s: read failed after %lld bytes", path.c_str(), static_cast<long long>(file.gcount())));
+  file.ReadAt(in.qkv.data(), in.qkv.size() * sizeof(float), kHeaderBytes);
   CheckFinite(in, path);
   return in;
 }
@@ -144,12 +128,6 @@ std::vector<std::uint8_t> SerializeHw4(const Hw4Input& in) {
   std::memcpy(bytes.data(), &h, sizeof h);
   std::memcpy(bytes.data() + kHeaderBytes, in.qkv.data(), in.qkv.size() * 4);
   return bytes;
-}
-
-void WriteFloatFile(const std::string& path, std::span<const float> values) {
-  AtomicFileWriter out(path);
-  out.Write(values.data(), values.size_bytes());
-  out.Commit();
 }
 
 }  // namespace flashviz

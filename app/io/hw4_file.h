@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/common/files.h"
 #include "kernels/cpu/stepper.h"
 
 namespace flashviz {
@@ -28,6 +29,7 @@ Hw4Input ParseHw4(std::span<const std::uint8_t> bytes, const std::string& name);
 Hw4Input ReadHw4File(const std::string& path);
 // Reads only the header (B, N, d) after checking the file's size against it. Throws InputError.
 Hw4Input ReadHw4Header(const std::string& path);
+Hw4Input ReadHw4Header(const InputFile& file);
 
 // The one-line reason for a non-finite value at float index `at` (counted after the header) of an HW4 input
 // with sequence length n and head dimension d: "NAME: non-finite value (nan) in batch 0, Q[1][2]".
@@ -35,8 +37,5 @@ std::string NonFiniteValueMessage(const std::string& name, int n, int d, std::si
 
 // The bytes of an HW4 input file / output file.
 std::vector<std::uint8_t> SerializeHw4(const Hw4Input& input);
-
-// Writes `values` (B·N·d float32) atomically. Throws InputError.
-void WriteFloatFile(const std::string& path, std::span<const float> values);
 
 }  // namespace flashviz

@@ -89,14 +89,14 @@ std::string TraceStepLine(const StepView& view, const Ledger* standard, const st
   return line;
 }
 
-std::vector<double> WriteTrace(const Stepper& stepper, const TraceOptions& options, std::FILE* out,
+std::vector<double> WriteTrace(const Stepper& stepper, const TraceOptions& options, const TraceLineSink& out,
                                const std::string& extra_config, const TraceExtraFields& extra) {
   const AttentionProblem& p = stepper.problem();
-  std::fputs(TraceConfigLine(p, options, extra_config).c_str(), out);
+  out(TraceConfigLine(p, options, extra_config), -1);
   const Ledger standard = StandardAttentionLedger(p.n, p.d);
   return stepper.Replay([&](const StepView& view) {
     const bool done = view.info().phase == Phase::kDone;
-    std::fputs(TraceStepLine(view, done ? &standard : nullptr, extra ? extra(view) : std::string()).c_str(), out);
+    out(TraceStepLine(view, done ? &standard : nullptr, extra ? extra(view) : std::string()), view.info().step);
     return true;
   });
 }

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "kernels/cpu/stepper.h"
@@ -29,9 +30,12 @@ using TraceExtraFields = std::function<std::string(const StepView& view)>;
 // One step's line, ending with '\n'.
 std::string TraceStepLine(const StepView& view, const Ledger* standard_attention, const std::string& extra = {});
 
-// Writes the whole trace to `out` and returns the final O (N × d, float64). `extra_config` is appended to
-// the config object (`,"key":value...`), `extra` is asked for every step.
-std::vector<double> WriteTrace(const Stepper& stepper, const TraceOptions& options, std::FILE* out,
+// Receives each line of the trace (ending with '\n') with the step it describes (−1 for the config line).
+using TraceLineSink = std::function<void(std::string_view line, std::int64_t step)>;
+
+// Hands the whole trace to `out` line by line and returns the final O (N × d, float64). `extra_config` is
+// appended to the config object (`,"key":value...`), `extra` is asked for every step.
+std::vector<double> WriteTrace(const Stepper& stepper, const TraceOptions& options, const TraceLineSink& out,
                                const std::string& extra_config = {}, const TraceExtraFields& extra = {});
 
 // The totals alone, as printed by --summary.

@@ -8,13 +8,9 @@
 #include <string>
 #include <string_view>
 
-namespace flashviz {
+#include "kernels/common/input_error.h"
 
-// A user's input that cannot be run: the message is one line, fit for stderr or for the GUI.
-class InputError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
+namespace flashviz {
 
 enum class LoopOrder : std::uint8_t {
   kKvOuter,  // Algorithm 1 as written: K/V outer loop, O_i, ℓ_i, m_i through HBM every inner iteration

@@ -154,12 +154,12 @@ std::vector<BenchRow> ParseBenchCsv(std::string_view text, const std::string& so
     };
     const auto real = [&](const char* name) -> double {
       const std::string value = field(name);
-      if (value.empty()) return NAN;
+      if (value.empty() || value == "nan" || value == "NaN") return NAN;  // not measured (as written by us)
       char* rest = nullptr;
       const double parsed = std::strtod(value.c_str(), &rest);
-      if (*rest != '\0')
-        throw InputError(Sprintf("%s: line %zu: %s = '%s' is not a number", source.c_str(), line_number, name,
-                                 value.c_str()));
+      if (*rest != '\0' || !std::isfinite(parsed) || parsed < 0)
+        throw InputError(Sprintf("%s: line %zu: %s = '%s' is not a non-negative number", source.c_str(), line_number,
+                                 name, value.c_str()));
       return parsed;
     };
     BenchRow row;
@@ -178,6 +178,9 @@ std::vector<BenchRow> ParseBenchCsv(std::string_view text, const std::string& so
     row.hbm_bytes = real("hbm_bytes");
     row.gpu = field("gpu");
     row.status = column.count("status") ? field("status") : (std::isfinite(row.ms_median) ? "ok" : "");
+    if (row.Ok() && !(row.ms_median > 0))
+      throw InputError(Sprintf("%s: line %zu: %s is marked ok but has no positive ms_median", source.c_str(),
+                               line_number, row.kernel.c_str()));
     rows.push_back(std::move(row));
   }
   if (column.empty()) throw InputError(Sprintf("%s: empty file", source.c_str()));

@@ -50,6 +50,9 @@ struct BenchRow {
   bool Ok() const { return status == "ok"; }
 };
 
+// A benchmark CSV is a few hundred rows; a file far beyond that is not one (and is not read into memory).
+inline constexpr std::int64_t kMaxBenchCsvBytes = std::int64_t{64} << 20;
+
 std::string BenchCsvHeader();                // the header line, with '\n'
 std::string BenchCsvLine(const BenchRow& row);  // one line, with '\n'; fields with commas or quotes are quoted
 // Reads a CSV with at least the columns kernel, dtype, B, H, N, d, ms_median (any order, others ignored; empty

@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "app/io/atomic_file.h"
+#include "kernels/common/files.h"
 #include "kernels/cpu/problem.h"
 
 namespace flashviz {
@@ -90,34 +90,6 @@ class TempDir : public ::testing::Test {
   std::string Path(const char* name) const { return (dir_ / name).string(); }
   std::filesystem::path dir_;
 };
-
-using AtomicFileWriterTest = TempDir;
-
-TEST_F(AtomicFileWriterTest, ExistingFileIsUntouchedUntilCommit) {
-  const std::string path = Path("out.bin");
-  { std::ofstream(path) << "old"; }
-  {
-    AtomicFileWriter writer(path);
-    writer.Write(std::string("new contents"));
-    EXPECT_EQ(ReadWholeFile(path), "old");
-    // Destroyed without Commit(): as if the computation failed.
-  }
-  EXPECT_EQ(ReadWholeFile(path), "old");
-  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir_), {}), 1) << "no temporary file left behind";
-  AtomicFileWriter writer(path);
-  writer.Write(std::string("new"));
-  writer.Commit();
-  EXPECT_EQ(ReadWholeFile(path), "new");
-}
-
-TEST_F(AtomicFileWriterTest, UnwritablePathsAreReportedUpFront) {
-  EXPECT_THROW(AtomicFileWriter(Path("missing/dir/out.bin")), InputError);
-  EXPECT_THROW(AtomicFileWriter(dir_.string()), InputError);  // a directory
-  if (::geteuid() != 0) {  // root writes anywhere
-    ::chmod(dir_.c_str(), 0555);
-    EXPECT_THROW(AtomicFileWriter(Path("out.bin")), InputError);
-  }
-}
 
 using Hw4FileOnDisk = TempDir;
 

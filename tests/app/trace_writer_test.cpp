@@ -11,20 +11,15 @@ namespace {
 
 std::vector<nlohmann::json> TraceLines(const AttentionProblem& p, const AttentionInputs& in) {
   const Stepper stepper(p, &in);
-  std::FILE* memory = std::tmpfile();
-  WriteTrace(stepper, {}, memory);
-  std::rewind(memory);
   std::vector<nlohmann::json> lines;
-  std::string line;
-  for (int c; (c = std::fgetc(memory)) != EOF;) {
-    if (c != '\n') {
-      line += static_cast<char>(c);
-      continue;
-    }
+  std::int64_t expected_step = -1;
+  WriteTrace(stepper, {}, [&](std::string_view line, std::int64_t step) {
+    EXPECT_EQ(step, expected_step++);
+    ASSERT_FALSE(line.empty());
+    EXPECT_EQ(line.back(), '\n');
+    EXPECT_EQ(line.find('\n'), line.size() - 1) << "one line per call";
     lines.push_back(nlohmann::json::parse(line));
-    line.clear();
-  }
-  std::fclose(memory);
+  });
   return lines;
 }
 

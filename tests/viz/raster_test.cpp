@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "tests/viz/headless.h"
@@ -104,6 +105,35 @@ TEST(Png, RoundTripsAndFailsCleanly) {
   EXPECT_FALSE(WritePng(image, bad, &error));
   EXPECT_NE(error.find("/nonexistent-dir/flashviz.png"), std::string::npos);
   EXPECT_FALSE(std::filesystem::exists(bad + ".tmp"));
+}
+
+// The PNG writer once used a fixed "PATH.tmp": an existing file of that name was deleted, and a symbolic link of
+// that name was written through. Screenshots now go through kernels/common/files.h like every output.
+TEST(Png, NeverTouchesAFileNamedLikeItsTemporary) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / "flashviz_raster_tmp_test";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string path = (dir / "s.png").string();
+  { std::ofstream(dir / "victim") << "untouched"; }
+  fs::create_symlink("victim", path + ".tmp");
+  { std::ofstream(dir / "v.png.tmp") << "someone's file"; }
+  RgbaImage image;
+  image.Resize(4, 4, IM_COL32(1, 2, 3, 255));
+  std::string error;
+  ASSERT_TRUE(WritePng(image, path, &error)) << error;
+  ASSERT_TRUE(WritePng(image, (dir / "v.png").string(), &error)) << error;
+  const auto read = [](const fs::path& p) {
+    std::ifstream in(p);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  EXPECT_EQ(read(dir / "victim"), "untouched");
+  EXPECT_EQ(read(dir / "v.png.tmp"), "someone's file");
+  EXPECT_TRUE(fs::is_symlink(path + ".tmp"));
+  int files = 0;
+  for ([[maybe_unused]] const auto& entry : fs::directory_iterator(dir)) ++files;
+  EXPECT_EQ(files, 5) << "s.png, v.png, the link, its target and v.png.tmp; no temporary file";
+  fs::remove_all(dir);
 }
 
 TEST(Png, RenderToPngDrawsWithoutAnyGlContext) {

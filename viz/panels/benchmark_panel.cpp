@@ -16,14 +16,13 @@
 #include <atomic>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 #include <map>
 #include <mutex>
 #include <optional>
 #include <thread>
 #include <vector>
 
+#include "kernels/common/files.h"
 #include "kernels/common/format.h"
 #include "kernels/cpu/problem.h"
 #include "kernels/cuda/bench_results.h"
@@ -171,11 +170,8 @@ cuda::SweepSpec SpecFrom(const BenchmarkPanelState& s) {
 
 std::vector<cuda::BenchRow> LoadCsv(const std::string& path, std::string& message) {
   try {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw InputError("cannot open " + path);
-    std::stringstream text;
-    text << in.rdbuf();
-    std::vector<cuda::BenchRow> rows = cuda::ParseBenchCsv(text.str(), path);
+    std::vector<cuda::BenchRow> rows =
+        cuda::ParseBenchCsv(ReadWholeFile(path, cuda::kMaxBenchCsvBytes, "a benchmark CSV"), path);
     message = Sprintf("loaded %zu rows from %s", rows.size(), path.c_str());
     return rows;
   } catch (const std::exception& e) {
@@ -278,17 +274,13 @@ void DrawFiles(BenchmarkPanelState& s, const std::vector<cuda::BenchRow>& ours, 
   ImGui::InputText("##csv-out", &s.export_csv_path);
   ImGui::SameLine();
   if (ImGui::Button("Export CSV")) {
-    // Whole or not at all: a temporary file beside the destination, renamed over it when complete.
-    const std::string temporary = s.export_csv_path + ".partial";
-    std::ofstream out(temporary, std::ios::binary);
-    out << cuda::BenchCsvHeader();
-    for (const cuda::BenchRow& row : ours) out << cuda::BenchCsvLine(row);
-    out.close();
-    if (out && std::rename(temporary.c_str(), s.export_csv_path.c_str()) == 0) {
+    std::string csv = cuda::BenchCsvHeader();
+    for (const cuda::BenchRow& row : ours) csv += cuda::BenchCsvLine(row);
+    try {
+      WriteWholeFile(s.export_csv_path, csv);  // whole or not at all (kernels/common/files.h)
       s.message = Sprintf("wrote %zu rows to %s", ours.size(), s.export_csv_path.c_str());
-    } else {
-      std::remove(temporary.c_str());
-      s.message = "cannot write " + s.export_csv_path;
+    } catch (const InputError& e) {
+      s.message = e.what();
     }
   }
   ImGui::SameLine();

@@ -1,14 +1,24 @@
 // Real input: keys and mouse clicks sent through the X server (the XTEST extension, as xdotool does) to the
-// interactive window, under Xvfb in CI. They reach the app the way a user's do: X events, GLFW's callbacks,
-// ImGui's GLFW backend, the controller's shortcuts and the panels' hit areas. Keys are tapped the way a
-// program sends them (press and release back to back), which a loop waiting for input must not lose.
+// interactive window. They reach the app the way a user's do: X events, GLFW's callbacks, ImGui's GLFW
+// backend, the controller's shortcuts and the panels' hit areas. Keys are tapped the way a program sends them
+// (press and release back to back), which a loop waiting for input must not lose.
+//
+// The test program starts an X server of its own (Xvfb): XTEST's keys go to whichever window holds the server's
+// one keyboard focus, and on a shared server every other client (another test's window mapped, with GLFW's
+// focus-on-show, between our focus check and our key) can take it. That race lost taps under `ctest -j2`.
 #include <gtest/gtest.h>
 
 #define GLFW_INCLUDE_NONE
 #include <GLFW/glfw3.h>
 
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <memory>
 #include <string>
@@ -38,13 +48,68 @@ GuiOptions Options() {
   return o;
 }
 
+// An Xvfb for this process alone, started before the first window (GLFW keeps its first display for the life
+// of the process) and stopped at exit. Empty display name (and the reason) when it cannot start.
+class PrivateXServer {
+ public:
+  static PrivateXServer& Get() {
+    static PrivateXServer server;
+    return server;
+  }
+  const std::string& display() const { return display_; }
+  const std::string& failure() const { return failure_; }
+
+ private:
+  PrivateXServer() {
+    int ready[2];
+    if (::pipe(ready) != 0) {
+      failure_ = "pipe failed";
+      return;
+    }
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      ::close(ready[0]);
+      const std::string fd = std::to_string(ready[1]);
+      // -displayfd: the server picks a free display number and writes it there once it accepts clients.
+      ::execlp("Xvfb", "Xvfb", "-displayfd", fd.c_str(), "-screen", "0", "1920x1080x24", "-nolisten", "tcp",
+               "-noreset", static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    ::close(ready[1]);
+    std::string number;
+    pollfd wait{ready[0], POLLIN, 0};
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (pid_ > 0 && number.find('\n') == std::string::npos && std::chrono::steady_clock::now() < deadline) {
+      if (::poll(&wait, 1, 100) <= 0) continue;
+      char c = 0;
+      if (::read(ready[0], &c, 1) != 1) break;
+      number += c;
+    }
+    ::close(ready[0]);
+    if (number.empty() || number.find('\n') == std::string::npos) {
+      failure_ = pid_ > 0 ? "Xvfb did not start (is it installed? scripts/deps installs xvfb)" : "fork failed";
+      return;
+    }
+    display_ = ":" + number.substr(0, number.find('\n'));
+    ::setenv("DISPLAY", display_.c_str(), 1);
+  }
+  ~PrivateXServer() {
+    if (pid_ <= 0) return;
+    ::kill(pid_, SIGTERM);
+    ::waitpid(pid_, nullptr, 0);
+  }
+
+  pid_t pid_ = -1;
+  std::string display_, failure_;
+};
+
 class RealInput : public ::testing::Test {
  protected:
   void SetUp() override {
-    const char* display = std::getenv("DISPLAY");
-    if (!display || !*display) GTEST_SKIP() << "no display (scripts/test runs the suite under Xvfb)";
-    x_ = XOpenDisplay(nullptr);
-    if (!x_) GTEST_SKIP() << "cannot open display " << display;
+    const PrivateXServer& server = PrivateXServer::Get();
+    if (server.display().empty()) GTEST_SKIP() << "no X server of our own: " << server.failure();
+    x_ = XOpenDisplay(server.display().c_str());
+    ASSERT_NE(x_, nullptr) << "cannot open our own display " << server.display();
     int event_base = 0, error_base = 0, major = 0, minor = 0;
     if (!XTestQueryExtension(x_, &event_base, &error_base, &major, &minor))
       GTEST_SKIP() << "the X server has no XTEST extension";
@@ -65,11 +130,10 @@ class RealInput : public ::testing::Test {
     }
     return false;
   }
-  // No window manager under Xvfb: the test focuses the window itself, as a user's click would. XTEST's keys go
-  // to whichever window holds the X server's focus, so a tap first asks the server (GLFW's own focus flag lags
-  // behind another client's XSetInputFocus) and takes the focus back if another window has it, without turning
-  // a frame when ours has it: two taps between frames are part of what is tested. Our X window is the one that
-  // holds the focus the first time GLFW reports it focused (SetUp).
+  // No window manager under Xvfb: the test focuses the window itself, as a user's click would. The server is
+  // ours alone, yet a tap still asks it who holds the focus (GLFW's own flag lags behind the server), without
+  // turning a frame when ours has it: two taps between frames are part of what is tested. Our X window is the
+  // one that holds the focus the first time GLFW reports it focused (SetUp).
   ::Window ServerFocus() const {
     ::Window focus = 0;
     int revert_to = 0;
@@ -97,7 +161,7 @@ class RealInput : public ::testing::Test {
   // reads a release followed by a press of the same key within 20 ms as the keyboard's auto-repeat (X servers
   // without detectable auto-repeat, Xvfb among them, send repeats that way), and no hand taps that fast.
   void Tap(KeySym symbol, KeySym modifier = NoSymbol) {
-    ASSERT_TRUE(TakeFocus()) << "another X client holds the keyboard focus; the tap would go to it";
+    ASSERT_TRUE(TakeFocus()) << "the window lost the keyboard focus; the tap would go elsewhere";
     if (modifier != NoSymbol) Key(modifier, true);
     Key(symbol, true);
     Key(symbol, false);

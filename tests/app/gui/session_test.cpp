@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 
 #include "viz/panels/panel_table.h"
 
@@ -93,6 +94,41 @@ TEST(Session, UnknownPanelsAreIgnoredAndValuesClamped) {
   EXPECT_FLOAT_EQ(ui.ui_scale, 4.0f);
 }
 
+// Numbers are checked, not converted: 4294967360 would become 64 as an int, 1e10 is undefined behaviour as one,
+// and version 1.5 is not version 1.
+TEST(Session, NumbersOutsideTheirFieldAreRefusedByName) {
+  const struct {
+    const char* text;
+    const char* says;
+  } cases[] = {
+      {R"({"flashviz_session": 1, "problem": {"n": 4294967360}})", "\"n\" = 4294967360 is out of range"},
+      {R"({"flashviz_session": 1, "problem": {"n": 1e10}})", "\"n\" must be an integer"},
+      {R"({"flashviz_session": 1, "problem": {"d": -3}})", "\"d\" = -3 is out of range"},
+      {R"({"flashviz_session": 1.5, "problem": {}})", "\"flashviz_session\" must be an integer"},
+      {R"({"flashviz_session": 1, "problem": {"seed": -1}})", "\"seed\" = -1 is out of range"},
+      {R"({"flashviz_session": 1, "problem": {"causal": 1}})", "\"causal\" must be true or false"},
+      {R"({"flashviz_session": 1, "problem": {}, "step": 2.5})", "\"step\" must be an integer"},
+      {R"({"flashviz_session": 1, "problem": {"scale": "big"}})", "\"scale\" must be a number"},
+      {R"({"flashviz_session": 1, "problem": {}, "vortex": {"cores": 0}})", "\"cores\" = 0 is out of range"},
+      {R"({"flashviz_session": 1, "problem": 3})", "\"problem\" must be an object"},
+  };
+  for (const auto& c : cases) {
+    UiState ui;
+    ui.form.n = 77;
+    try {
+      SessionFromJson(c.text, "s.json", ui);
+      ADD_FAILURE() << c.text << " was accepted";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(c.says), std::string::npos) << e.what();
+      EXPECT_EQ(std::string(e.what()).find("json.exception"), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(ui.form.n, 77) << "a refused session changed the state";
+  }
+  UiState ui;
+  SessionFromJson(R"({"flashviz_session": 1, "problem": {"seed": 18446744073709551615}})", "s.json", ui);
+  EXPECT_EQ(ui.form.seed, 18446744073709551615ull);
+}
+
 TEST(Session, FilesAreWrittenWholeAndMissingFilesExplained) {
   const std::string path = (std::filesystem::temp_directory_path() / "flashviz_session_test.json").string();
   UiState ui;
@@ -109,6 +145,23 @@ TEST(Session, FilesAreWrittenWholeAndMissingFilesExplained) {
     EXPECT_NE(std::string(e.what()).find(path), std::string::npos);
   }
   EXPECT_THROW(SaveSession("/nonexistent-dir/s.json", ui, 0), InputError);
+  // Not a session: a directory, a device that never ends, a FIFO; each refused at once with its reason.
+  for (const std::string& not_a_file : {std::filesystem::temp_directory_path().string(), std::string("/dev/zero")}) {
+    try {
+      LoadSession(not_a_file, back);
+      FAIL() << not_a_file << " loaded";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("regular files"), std::string::npos) << e.what();
+    }
+  }
+  // Never written over the HW4 file the session names.
+  const std::string hw4 = (std::filesystem::temp_directory_path() / "flashviz_session_test_input.bin").string();
+  { std::ofstream(hw4) << "input"; }
+  ui.form.input_path = hw4;
+  EXPECT_THROW(SaveSession(hw4, ui, 0), InputError);
+  std::ifstream kept(hw4);
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(kept), {}), "input");
+  std::filesystem::remove(hw4);
 }
 
 }  // namespace
