@@ -119,6 +119,7 @@ int Replot(const BenchOptions& o) {
   CommandFiles files;
   for (const std::string& list : {o.replot, o.peers})
     for (const std::string& path : SplitList(list)) files.AddInput(path);
+  OutputFile& png = files.AddOutput(o.png);  // not over one of the CSVs: checked before anything is read
   std::vector<cuda::BenchRow> rows = LoadCsvs(o.replot);
   if (!o.peers.empty()) {
     std::vector<cuda::BenchRow> peers = LoadCsvs(o.peers);
@@ -140,7 +141,7 @@ int Replot(const BenchOptions& o) {
   std::string title = "Runtime against N";
   if (o.d_option && o.d_option->count() > 0) title += Sprintf(", d = %d", o.d);
   if (!gpus.empty()) title += " (" + gpus + ")";
-  WritePlot(rows, title, files.AddOutput(o.png));
+  WritePlot(rows, title, png);
   files.Commit();
   std::fprintf(stderr, "bench: wrote %s\n", o.png.c_str());
   return 0;

@@ -107,7 +107,16 @@ TEST(BenchResults, CsvErrorsNameTheLine) {
   EXPECT_EQ(message("kernel,dtype,B,H,N,d,ms_median\nnaive,fp32,1,1,abc,64,1.0\n"),
             "x.csv: line 2: N = 'abc' is not a count");
   EXPECT_EQ(message("kernel,dtype,B,H,N,d,ms_median\nnaive,fp32,1,1,64,64,fast\n"),
-            "x.csv: line 2: ms_median = 'fast' is not a number");
+            "x.csv: line 2: ms_median = 'fast' is not a non-negative number");
+  // A time is measured or absent: negative or infinite times are refused, and a row marked ok must have one.
+  EXPECT_EQ(message("kernel,dtype,B,H,N,d,ms_median\nnaive,fp32,1,1,64,64,-2\n"),
+            "x.csv: line 2: ms_median = '-2' is not a non-negative number");
+  EXPECT_EQ(message("kernel,dtype,B,H,N,d,ms_median\nnaive,fp32,1,1,64,64,inf\n"),
+            "x.csv: line 2: ms_median = 'inf' is not a non-negative number");
+  EXPECT_EQ(message("kernel,dtype,B,H,N,d,ms_median,status\nnaive,fp32,1,1,64,64,nan,ok\n"),
+            "x.csv: line 2: naive is marked ok but has no positive ms_median");
+  EXPECT_EQ(ParseBenchCsv("kernel,dtype,B,H,N,d,ms_median\nnaive,fp32,1,1,64,64,nan\n", "x.csv").at(0).status, "")
+      << "an unmeasured row (NaN, as our CSV writes it) is read, not plotted";
   EXPECT_EQ(message("kernel,dtype,B,H,N,d,ms_median\n\"naive,fp32,1,1,64,64,1\n"), "x.csv: line 2: unterminated quote");
   // Columns in another order, extra ones ignored, no status column: a row with a time is taken as measured.
   const auto rows = ParseBenchCsv("N,extra,kernel,d,dtype,H,B,ms_median\n1024,?,torch_math,64,fp16,16,64,16.75\n", "p");

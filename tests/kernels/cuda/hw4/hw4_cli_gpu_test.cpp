@@ -175,6 +175,41 @@ TEST_F(Hw4Cli, GenReferenceAndAutoBackendAgreeWithCuda) {
   EXPECT_LE(worst, kFp32Class);
 }
 
+// Finite inputs whose float32 scores overflow (|q|·|k| near 1e38): every kernel's batches that came out
+// non-finite are computed again in float64, and the output matches the reference with exit 0. Batches that
+// did not overflow are left as the kernel wrote them.
+TEST_F(Hw4Cli, OverflowingScoresStayFiniteOnEveryKernel) {
+  const std::string good = Path("good.bin"), huge = Path("huge.bin"), out = Path("out.bin");
+  ASSERT_EQ(Run("gen --b 3 --n 96 --d 32 --seed 6 --out " + good), 0);
+  Hw4Input in = ReadHw4File(good);
+  const std::size_t head = in.head_floats();
+  for (std::size_t k = 0; k < 2 * head; ++k) in.qkv[head * 3 + k] *= 1e37f;  // batch 1: Q and K huge
+  for (std::size_t k = 0; k < 3 * head; ++k) in.qkv[head * 6 + k] = 1e19f;   // batch 2: everything 1e19
+  const std::vector<std::uint8_t> bytes = SerializeHw4(in);
+  std::ofstream(huge, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()),
+                                              static_cast<std::streamsize>(bytes.size()));
+  std::vector<int> rows(96);
+  for (int r = 0; r < 96; ++r) rows[static_cast<std::size_t>(r)] = r;
+  for (const char* kernel : {"tf32x3", "fp32-simt", "fp32-general"}) {
+    std::string err;
+    ASSERT_EQ(Run("hw4 " + huge + " " + out + " --backend cuda --kernel " + kernel, &err), 0) << kernel << ": " << err;
+    EXPECT_NE(err.find("of 3 batches overflowed float32"), std::string::npos) << kernel << ": " << err;
+    const std::vector<float> o = ReadFloats(out);
+    ASSERT_EQ(o.size(), 3 * head);
+    for (const float value : o) ASSERT_TRUE(std::isfinite(value)) << kernel;
+    // Relative to the values' size: batch 2's outputs are 1e19.
+    for (int batch = 0; batch < 3; ++batch) {
+      Hw4Input one = in;
+      one.b = 1;
+      one.qkv.assign(in.q(batch), in.q(batch) + 3 * head);
+      const std::vector<float> part(o.begin() + static_cast<std::ptrdiff_t>(batch * head),
+                                    o.begin() + static_cast<std::ptrdiff_t>((batch + 1) * head));
+      const double magnitude = batch == 2 ? 1e19 : 3.0;
+      EXPECT_LE(MaxError(one, part, rows) / magnitude, kFp32Class) << kernel << ", batch " << batch;
+    }
+  }
+}
+
 TEST_F(Hw4Cli, BadInputOnTheCudaPathGetsOneLineAndNoOutput) {
   const std::string nan_file = Path("nan.bin"), good = Path("good.bin"), out = Path("out.bin");
   ASSERT_EQ(Run("gen --b 3 --n 64 --d 32 --seed 5 --out " + good), 0);
