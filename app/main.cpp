@@ -81,14 +81,19 @@ int Main(int argc, char** argv) {
   std::vector<std::string> args = WithDefaultSubcommand(argc, argv, commands, default_command);
   std::vector<char*> arg_pointers;
   for (auto& a : args) arg_pointers.push_back(a.data());
+  // Exit statuses, one scheme for every subcommand: 0 success, 1 a failure while running (a file, the GPU, a
+  // check that did not pass), 2 a usage error (an unknown, missing, malformed or impossible option).
   try {
     app.parse(static_cast<int>(arg_pointers.size()), arg_pointers.data());
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    return app.exit(e) == 0 ? 0 : 2;  // --help and --version are parse "errors" that succeed
   }
   try {
     for (const auto& c : commands)
       if (c.subcommand->parsed()) return c.run();
+  } catch (const flashviz::UsageError& e) {
+    std::fprintf(stderr, "flashviz: %s (see --help)\n", e.what());
+    return 2;
   } catch (const flashviz::InputError& e) {
     std::fprintf(stderr, "flashviz: %s\n", e.what());
     return 1;

@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
-# One device run for the CUDA progression (issue 4), on the GPU machine, from the repository root:
-#   scripts/cuda_device_run.sh validate   GPU tests, compute-sanitizer memcheck + racecheck, short timing probes
-#   scripts/cuda_device_run.sh measure    the benchmark sweeps and PyTorch's backends on the same shapes
-#   scripts/cuda_device_run.sh check      the final binaries: GPU tests, both sanitizers, the bench CLI test, and a
-#                                         short sweep drawn with --png (a GUI build: its libraries in $BIN/lib)
-# Binaries come prebuilt (sm_90) in $BIN (default .device-cuda/): flashviz, kernels_cuda_*_tests. Logs and CSVs go
-# to $OUT. Every step has its own time limit so one hang cannot eat the run.
+# The CUDA progression on a machine with an NVIDIA GPU (Hopper: the binaries are built for sm_90), from the
+# repository root:
+#   scripts/cuda_device_run.sh validate BIN_DIR OUT_DIR   GPU tests, compute-sanitizer memcheck + racecheck, probes
+#   scripts/cuda_device_run.sh measure  BIN_DIR OUT_DIR   the benchmark sweeps and PyTorch's backends on the same shapes
+#   scripts/cuda_device_run.sh check    BIN_DIR OUT_DIR   GPU tests, both sanitizers, the bench CLI test, and a short
+#                                                       sweep drawn with --png (a GUI build: its libraries in BIN_DIR/lib)
+# BIN_DIR holds flashviz and kernels_cuda_*_tests (README, "CUDA kernels and `bench`", says how to build them).
+# OUT_DIR gets cuda-MODE.tgz: the logs and CSVs. Every step has its own time limit so one hang cannot eat the run.
 set -u
-mode=${1:?validate or measure}
-BIN=${BIN:-.device-cuda}
-RESULTS=${OUT:-/tmp}/cuda-$mode.tgz   # the device tool returns at most 8 files: everything travels in one archive
+mode=${1:?validate, measure or check} BIN=${2:?binary folder} results_dir=${3:?output folder}
+RESULTS=$results_dir/cuda-$mode.tgz
 OUT=$(mktemp -d)
 trap 'tar czf "$RESULTS" -C "$OUT" .' EXIT
 export PYTHONUNBUFFERED=1

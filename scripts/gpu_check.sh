@@ -4,10 +4,13 @@
 # on the NVIDIA GPU (screenshots and frame times), and a causal sweep of the CUDA progression next to
 # PyTorch's backends on the same shapes (the sweeps without the mask are kernels/README.md's).
 #
-# Build HEAD here (Release, sm_90), then pack:  scripts/gpu_check.sh pack BUILD_DIR .device-check
-# On the GPU machine (carry .device-check and .gl):  scripts/gpu_check.sh run .device-check $OUT
-# Every step has its own time limit, so one hang cannot eat the run; $OUT gets summary.txt, the screenshots
-# and everything else in check.tgz.
+# On the build machine (Release, sm_90):  scripts/gpu_check.sh pack BUILD_DIR PACK_DIR
+#   PACK_DIR gets the stripped binaries (xz), the GLFW/epoxy/stb/X11 runtime and the GUI's font, ready to copy.
+# On a machine with an NVIDIA Hopper GPU, from the repository root:  scripts/gpu_check.sh run PACK_DIR OUT_DIR
+#   OUT_DIR gets summary.txt, the screenshots and everything else in check.tgz. EGL comes from the NVIDIA
+#   driver; where its GL libraries are not installed system-wide, FLASHVIZ_GL_ENV names a script to source first
+#   that points the glvnd loader at them.
+# Every step has its own time limit, so one hang cannot eat the run.
 set -uo pipefail
 mode=${1:?pack or run}
 
@@ -22,9 +25,9 @@ if [ "$mode" = pack ]; then
   for t in "${tests[@]}"; do cp "$(find "$build/tests" -type f -name "$t" | head -1)" "$stage/" || exit 1; done
   strip "$stage"/*
   # Every binary carries the same CUDA kernels (tens of MB each): a dictionary larger than all of them together
-  # lets xz store those once (about 10 MB instead of 55), well inside what a device run may carry.
+  # lets xz store those once (about 10 MB instead of 55).
   tar cf - -C "$stage" . | xz -T1 --lzma2=preset=6,dict=256MiB > "$dest/bin.txz" && rm -rf "$stage"
-  # The runtime the GPU machine lacks (GLFW, epoxy, stb, X11 client libraries) and the GUI's font.
+  # The runtime a GPU server may lack (GLFW, epoxy, stb, X11 client libraries) and the GUI's font.
   ldd "$build/app/flashviz" | awk '/libglfw|libepoxy|libstb|libX11|libxcb|libXau|libXdmcp|libbsd|libmd\./ {print $3}' |
     xargs -r cp -L -t "$dest/lib"
   cp /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf /usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf "$dest/fonts/"
@@ -39,7 +42,7 @@ work=$(mktemp -d) bin=$(mktemp -d)
 trap 'tar czf "$out/check.tgz" -C "$work" .' EXIT
 tar xJf "$src/bin.txz" -C "$bin"
 mkdir -p /usr/share/fonts/truetype/dejavu && cp "$src"/fonts/*.ttf /usr/share/fonts/truetype/dejavu/
-source .gl/gpu-env.sh   # EGL on the NVIDIA GPU through glvnd
+[ -n "${FLASHVIZ_GL_ENV:-}" ] && source "$FLASHVIZ_GL_ENV"   # EGL on the NVIDIA GPU through glvnd
 export LD_LIBRARY_PATH=$PWD/$src/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export FLASHVIZ_BIN=$bin/flashviz PYTHONUNBUFFERED=1
 summary=$out/summary.txt
@@ -73,7 +76,7 @@ for size in 1280x720 1920x1080; do
     --width "${size%x*}" --height "${size#*x}" --screenshot "$out/live-gpu-$size.png" 2>&1 | tail -2 | tee -a "$summary"
 done
 
-say "== causal sweep, d = 64 (B·H as PEERS.md; TFLOP/s count half the FLOPs)"
+say "== causal sweep, d = 64 (B·H as docs/peers.md; TFLOP/s count half the FLOPs)"
 f=$bin/flashviz n=1024,2048,4096,8192
 timeout 60 "$f" bench --kernels naive,tiled --n 1024,2048 --d 64 --causal --csv "$work/causal_fp32_naive.csv" 2> "$work/causal_fp32_naive.log"
 timeout 150 "$f" bench --kernels flash1,flash2_row,flash2_warp,math --n $n --d 64 --causal --csv "$work/causal_fp32.csv" 2> "$work/causal_fp32.log"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One call on the GPU machine for issue 7 (hw4 on the GPU): GPU tests, the kernels' SASS, kernel timings against
+# One run on a GPU machine for hw4 on the GPU: GPU tests, the kernels' SASS, kernel timings against
 # PyTorch on the same shapes, and `flashviz hw4` end to end at every case size of the assignment (largest B),
 # each run twice: with the input evicted from the page cache (cold) and again (warm).
 #

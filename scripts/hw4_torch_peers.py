@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""PyTorch's fp32 attention on HW4-shaped inputs: the peers of `flashviz hw4 --backend cuda` (issue 7).
+"""PyTorch's fp32 attention on HW4-shaped inputs: the peers of `flashviz hw4 --backend cuda`.
 
 One head per batch (q, k, v of shape (B, 1, N, d), float32, uniform in [-3, 3]), forward, non-causal,
 torch.nn.functional.scaled_dot_product_attention restricted to one backend at a time: EFFICIENT (fp32 via

@@ -140,7 +140,7 @@ def readme_block(table, registry, date, gpu, driver, run_rel, commands):
     out = []
     out.append(f"Measured on {gpu} (driver {driver}), {date}, CUDA 13.0, PyTorch 2.11.0+cu130, all in one device run: "
                f"`scripts/cuda_device_run.sh measure` (the exact `flashviz bench` and `scripts/peers.py` command lines: "
-               f"`{run_rel}/commands.txt`; CSVs beside it). Non-causal; B·H = min(1024, 2³²/N²) with H = 16 (PEERS.md's "
+               f"`{run_rel}/commands.txt`; CSVs beside it). Non-causal; B·H = min(1024, 2³²/N²) with H = 16 (docs/peers.md's "
                "shapes); inputs uniform in [−1, 1], fresh per point; every point validated against the float64 CPU "
                "reference (sampled rows; every output element checked written) before 2 warm-ups and 20 timed runs, "
                "256 MB written before each to flush the L2; the median is reported. TFLOP/s = 4·B·H·N²·d / time.")

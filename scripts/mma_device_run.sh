@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
-# The one GPU-machine run of issue 8 (kernels/cuda/mma): disassembly counts, tests, validated timing of flash2_mma
+# One run for the tensor-core flagships (kernels/cuda/mma) on an NVIDIA Hopper GPU: disassembly counts, tests,
+# validated timing of flash2_mma
 # and flash3_wgmma, PyTorch's FLASH_ATTENTION / CUDNN_ATTENTION on the same shapes, the options ablation,
-# compute-sanitizer, and the markdown tables. Binaries are built HERE and carried in DIR (see
-# /work/notes/device.md); DIR/before/flash2_mma_bench, when present, is an older build of the driver timed in the
-# same run (kernel "flash2_mma@HEAD" in the CSV) so that a change is measured against the code it replaces.
+# compute-sanitizer, and the markdown tables. DIR holds the binaries built for sm_90 (flash2_mma_bench,
+# kernels_cuda_mma_tests; gzipped or not); DIR/before/flash2_mma_bench, when present, is an older build of the
+# driver timed in the same run (kernel "flash2_mma@HEAD" in the CSV) so that a change is measured against the code
+# it replaces. Run from the repository root:
 #   scripts/mma_device_run.sh DIR OUTDIR
 # Knobs (environment): KERNELS (flash2_mma,flash3_wgmma), MAIN_OPTIONS (0: the options of the main pass), ABLATION_D (128,64), ABLATION_N (1024,2048,8192),
 # ABLATION_OPTIONS (0,64), SKIP_SANITIZE=1.
 set -u -o pipefail
 D=${1:?binary folder}; OUT=${2:?output folder}
-# The binaries travel gzipped (64 kernels per dtype and d make them 35 MB each; the carry limit is 64 MiB).
+# The binaries may come gzipped (64 kernels per dtype and d make them 35 MB each).
 for f in "$D"/*.gz "$D"/before/*.gz; do [ -e "$f" ] && gunzip -f "$f"; done
 export PYTHONUNBUFFERED=1
 KERNELS=${KERNELS:-flash2_mma,flash3_wgmma}

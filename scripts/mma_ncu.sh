@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Nsight Compute on flash2_mma and PyTorch's FLASH_ATTENTION (FlashAttention-2) at d = 128, fp16, non-causal,
-# N = 1024 (where flash2_mma trails FA2) and N = 16384 (where they tie), on the GPU machine:
+# N = 1024 (where flash2_mma trails FA2) and N = 16384 (where they tie), on a Hopper GPU:
 #   scripts/mma_ncu.sh FLASHVIZ_BINARY OUT_DIR
-# One launch of each kernel, replayed by ncu with the clocks left alone (METHOD.md); the sections read are
+# One launch of each kernel, replayed by ncu with the clocks left alone (--clock-control none: the
+# GPU's own boost behaviour, as in the timed runs); the sections read are
 # speed of light, occupancy, launch statistics, warp state and scheduler statistics.
 set -uo pipefail
 flashviz=${1:?flashviz binary} out=${2:?output directory}

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Joins flash2_mma_bench's CSV with sdpa_peers.py's CSV into the markdown tables of kernels/README.md (issue 8).
+"""Joins flash2_mma_bench's CSV with sdpa_peers.py's CSV into the markdown tables of kernels/README.md.
 
   python3 scripts/mma_report.py OURS.csv TORCH.csv
 Table 1: default flash2_mma and flash3_wgmma vs FLASH_ATTENTION (FA2) and CUDNN_ATTENTION, TFLOP/s, per shape.

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Counts the instructions that matter in each kernel of `cuobjdump --dump-sass` output (issue 8's check):
+"""Counts the instructions that matter in each kernel of `cuobjdump --dump-sass` output (the flagships' check):
 HMMA (mma.sync), LDSM (ldmatrix), LDGSTS (cp.async), HGMMA (wgmma), UTMALDG (TMA tensor loads), SYNCS (mbarrier
 operations), MUFU.EX2, BAR.SYNC, and LDL/STL (local memory = spills).
 

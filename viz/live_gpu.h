@@ -1,4 +1,4 @@
-// The live GPU view (issue 6) as the panels see it: plain data, no CUDA. The app (app/interop, CUDA builds)
+// The live GPU view as the panels see it: plain data, no CUDA. The app (app/interop, CUDA builds)
 // runs the kernels on the current problem, draws their output into GL textures and fills this; the live GPU
 // panel and the m/ℓ view only read it. In builds without CUDA it stays empty and says why.
 #pragma once

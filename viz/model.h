@@ -1,5 +1,5 @@
 // The GUI's model: the kernels/cpu Stepper for the current problem and its inputs, with everything the views
-// read cached so that a frame costs nothing the step did not change (DESIGN.md principle 1: every view reads
+// read cached so that a frame costs nothing the step did not change (docs/design.md, principle 1: every view reads
 // the stepper; nothing is drawn from hand-made data).
 //  - the StepState of the current step and of the step before (rebuilt only when the step or problem changes;
 //    stepping one forward reuses the previous state, so playback replays once per step)
@@ -130,7 +130,7 @@ class Model {
   const Ledger& final_ledger() const { return final_ledger_; }
   const Ledger& standard_ledger() const { return standard_ledger_; }
   const Sweep* sweep() const { return sweep_.get(); }
-  // The live GPU view's results (issue 6): filled by the app (app/interop) in CUDA builds; in others it says why
+  // The live GPU view's results: filled by the app (app/interop) in CUDA builds; in others it says why
   // it is off. Panels read it; the app writes it between frames.
   const LiveGpuView& live_gpu() const { return live_gpu_; }
   LiveGpuView& mutable_live_gpu() { return live_gpu_; }

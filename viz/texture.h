@@ -1,6 +1,6 @@
 // Textures for heatmaps behind a small interface, so viz/ needs no GL: the GUI installs a GL backend
 // (app/gui/gl_textures.cpp), the CPU rasterizer and the headless tests a MemoryTextureBackend.
-// Heatmaps never draw a large matrix cell by cell (DESIGN.md principle 9): they fill one image per matrix,
+// Heatmaps never draw a large matrix cell by cell (docs/design.md, principle 9): they fill one image per matrix,
 // point-sampled down to at most a few thousand texels a side, and draw it as one textured quad.
 #pragma once
 

@@ -1,4 +1,4 @@
-// UiState: everything the user set or looks at, in one struct (DESIGN.md principle 6). Panels read the model
+// UiState: everything the user set or looks at, in one struct (docs/design.md, principle 6). Panels read the model
 // and write only here; the app (app/gui) turns the requests in it into model changes between frames, handles
 // the keyboard and playback, and saves and loads it as a session. It lives in viz/ because the panels take it.
 #pragma once

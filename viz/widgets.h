@@ -8,7 +8,7 @@
 
 namespace flashviz {
 
-// "(?)" in a dim colour; hovering shows `text` wrapped (DESIGN.md: one next to every concept).
+// "(?)" in a dim colour; hovering shows `text` wrapped (one next to every concept).
 void HelpMarker(const char* text);
 
 // Text in the paper's notation: "X~" is X with a tilde over it (P~ → P̃, m~ → m̃, ℓ~ → ℓ̃) and the index

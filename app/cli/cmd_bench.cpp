@@ -66,11 +66,11 @@ cuda::SweepSpec ToSpec(const BenchOptions& o) {
     char* rest = nullptr;
     const long n = std::strtol(item.c_str(), &rest, 10);
     if (*rest != '\0' || n < 1 || n > kMaxSequenceLength)
-      throw InputError(Sprintf("--n: '%s' is not a sequence length (1 … %d)", item.c_str(), kMaxSequenceLength));
+      throw UsageError(Sprintf("--n: '%s' is not a sequence length (1 … %d)", item.c_str(), kMaxSequenceLength));
     spec.n_values.push_back(static_cast<int>(n));
   }
   const auto dtype = cuda::ParseDType(o.dtype);
-  if (!dtype) throw InputError("--dtype " + o.dtype + ": fp32, fp16 or bf16");
+  if (!dtype) throw UsageError("--dtype " + o.dtype + ": fp32, fp16 or bf16");
   spec.dtype = *dtype;
   spec.d = o.d;
   spec.batch = o.batch;
@@ -114,7 +114,7 @@ void WritePlot(const std::vector<cuda::BenchRow>& rows, const std::string& title
 }
 
 int Replot(const BenchOptions& o) {
-  if (o.png.empty()) throw InputError("--replot draws a PNG: give --png FILE");
+  if (o.png.empty()) throw UsageError("--replot draws a PNG: give --png FILE");
   CheckPngPossible(o);
   CommandFiles files;
   for (const std::string& list : {o.replot, o.peers})
@@ -179,7 +179,7 @@ void PrintSummary(const std::vector<cuda::BenchRow>& rows) {
 
 int RunBench(const BenchOptions& o) {
   if (!o.replot.empty()) return Replot(o);
-  if (o.csv.empty()) throw InputError("--csv FILE is required (the results, one row per kernel and N)");
+  if (o.csv.empty()) throw UsageError("--csv FILE is required (the results, one row per kernel and N)");
   const cuda::SweepSpec spec = ToSpec(o);
   const std::vector<cuda::SweepPoint> points = cuda::SweepPoints(spec);  // every input checked before the GPU
   CheckPngPossible(o);
@@ -244,19 +244,19 @@ void AddBenchCommand(CLI::App& app, CommandList& commands) {
   auto options = std::make_shared<BenchOptions>();
   CLI::App* cmd = app.add_subcommand(
       "bench", "Validate and time the CUDA kernels over sequence lengths; write a CSV (and a log-log PNG)");
-  cmd->add_option("--kernels", options->kernels, "all, or registry ids separated by commas (see `flashviz kernels`)");
-  cmd->add_option("--n", options->n_list, "sequence lengths N, separated by commas");
-  options->d_option = cmd->add_option("--d", options->d, "head dimension d (with --replot: draw only rows of this d)");
-  cmd->add_option("--batch", options->batch, "batch B (default: B·H = min(1024, 2^32/N²), as in PEERS.md)");
-  cmd->add_option("--heads", options->heads, "heads H");
-  cmd->add_option("--dtype", options->dtype, "fp32, fp16 or bf16")->check(CLI::IsMember({"fp32", "fp16", "bf16"}));
+  cmd->add_option("--kernels", options->kernels, "all (the default), or registry ids separated by commas (see `flashviz kernels`)");
+  cmd->add_option("--n", options->n_list, "sequence lengths N, separated by commas (default 512,1024,2048,4096,8192,16384)");
+  options->d_option = cmd->add_option("--d", options->d, "head dimension d (default 64; with --replot: draw only rows of this d)");
+  cmd->add_option("--batch", options->batch, "batch B (default: B·H = min(1024, 2^32/N²), as in docs/peers.md)");
+  cmd->add_option("--heads", options->heads, "heads H (default 16)");
+  cmd->add_option("--dtype", options->dtype, "fp32 (the default), fp16 or bf16")->check(CLI::IsMember({"fp32", "fp16", "bf16"}));
   cmd->add_flag("--causal", options->causal, "mask keys after the query (TFLOP/s then count half the FLOPs)");
   cmd->add_option("--csv", options->csv, "the results, one row per kernel and N (required unless --replot)");
   cmd->add_option("--png", options->png, "runtime against N, log-log, one line per kernel (the GUI panel's plot)");
   cmd->add_option("--peers", options->peers, "CSV(s) of scripts/peers.py to draw beside ours on the PNG (dashed)");
   cmd->add_option("--replot", options->replot, "CSV(s) to draw on the PNG instead of running anything (no GPU needed)");
-  cmd->add_option("--repeats", options->repeats, "timed runs per point, the median reported (at least 20)");
-  cmd->add_option("--warmup", options->warmup, "untimed runs before them");
+  cmd->add_option("--repeats", options->repeats, "timed runs per point, the median reported (default and least 20)");
+  cmd->add_option("--warmup", options->warmup, "untimed runs before them (default 2)");
   AddSeedOption(*cmd, options->seed, "inputs' seed (each point gets seed + its index; default 1)");
   cmd->add_option("--options", options->options, "variant options bits (AttentionArgs::options), for tuning")
       ->group("");  // hidden from --help: the registered variants are what is reported

@@ -23,12 +23,12 @@ struct GenOptions {
 
 int RunGen(const GenOptions& o) {
   if (o.b < 1 || o.n < 1 || o.d < 1)
-    throw InputError(Sprintf("--b %d --n %d --d %d: B, N and d must be positive", o.b, o.n, o.d));
+    throw UsageError(Sprintf("--b %d --n %d --d %d: B, N and d must be positive", o.b, o.n, o.d));
   if (o.n > kMaxSequenceLength || o.d > kMaxHeadDim)
-    throw InputError(Sprintf("N ≤ %d and d ≤ %d, please", kMaxSequenceLength, kMaxHeadDim));
+    throw UsageError(Sprintf("N ≤ %d and d ≤ %d, please", kMaxSequenceLength, kMaxHeadDim));
   const double floats = 3.0 * o.b * o.n * o.d;
   if (floats * 4 > 64.0 * (1ull << 30))
-    throw InputError(Sprintf("B·N·d = %.0f: the file would exceed 64 GiB", floats / 3));
+    throw UsageError(Sprintf("B·N·d = %.0f: the file would exceed 64 GiB", floats / 3));
   CommandFiles files;  // --out and --ref may not be one file, and land together
   OutputFile& input_file = files.AddOutput(o.out);
   OutputFile* ref_file = o.ref.empty() ? nullptr : &files.AddOutput(o.ref);

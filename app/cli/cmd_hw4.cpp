@@ -183,7 +183,7 @@ class ParallelReader {
 cuda::hw4::Hw4Kernel ChooseKernel(const std::string& id, int d) {
   if (id.empty() || id == "auto") return cuda::hw4::DefaultHw4Kernel(d);
   const auto kernel = cuda::hw4::ParseHw4Kernel(id);
-  if (!kernel) throw InputError(Sprintf("--kernel %s: not an hw4 kernel; one of auto, %s", id.c_str(),
+  if (!kernel) throw UsageError(Sprintf("--kernel %s: not an hw4 kernel; one of auto, %s", id.c_str(),
                                         cuda::hw4::Hw4KernelIdList().c_str()));
   return *kernel;
 }
@@ -279,7 +279,7 @@ int RunHw4(const Hw4Options& o) {
       backend = "cuda";
     }
   }
-  if (backend == "cpu" && !o.kernel.empty()) throw InputError("--kernel chooses a CUDA kernel; the CPU backend has one");
+  if (backend == "cpu" && !o.kernel.empty()) throw UsageError("--kernel chooses a CUDA kernel; the CPU backend has one");
 #ifdef FLASHVIZ_HAVE_CUDA
   if (backend == "cuda") return RunHw4Cuda(o, header, start, probe_s);
 #else
@@ -295,12 +295,13 @@ void AddHw4Command(CLI::App& app, CommandList& commands) {
   CLI::App* cmd = app.add_subcommand("hw4", "Run the assignment: INPUT (B, N, d, Q, K, V) -> OUTPUT (B·N·d float32)");
   cmd->add_option("INPUT", options->input, "HW4 input file")->required();
   cmd->add_option("OUTPUT", options->output, "output file (written whole or not at all)")->required();
-  cmd->add_option("--backend", options->backend, "auto (CUDA when a GPU is there), cpu or cuda")
+  cmd->add_option("--backend", options->backend, "auto (the default: CUDA when a GPU is there), cpu or cuda")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
   cmd->add_option("--kernel", options->kernel,
                   "the CUDA kernel: auto (chosen by measurement for d), tf32x3, fp32-simt or fp32-general");
   cmd->add_option("--threads", options->threads, "CPU threads (default: all)");
-  cmd->add_flag("--verbose", options->verbose, "print the time split and the throughput");
+  cmd->add_flag("--verbose", options->verbose, "print the time split and the throughput (progress on stderr: one line rewritten on a "
+                "terminal, one line per tenth of the work elsewhere)");
   commands.push_back({cmd, [options] { return RunHw4(*options); }});
 }
 

@@ -101,8 +101,8 @@ class TraceSizeCheck {
 
 int RunTrace(const TraceCommandOptions& o) {
   if (o.out.empty() && o.o_out.empty() && !o.summary)
-    throw InputError("trace needs --out FILE.jsonl, --o-out FILE or --summary");
-  if (o.gpu && o.out.empty()) throw InputError("--gpu writes the GPU's values into the trace: give --out FILE.jsonl");
+    throw UsageError("trace needs --out FILE.jsonl, --o-out FILE or --summary");
+  if (o.gpu && o.out.empty()) throw UsageError("--gpu writes the GPU's values into the trace: give --out FILE.jsonl");
   const bool needs_numbers = !o.out.empty() || !o.o_out.empty();
   const LoadedProblem loaded = LoadProblem(o.problem, needs_numbers);
   const Stepper stepper(loaded.problem, loaded.inputs.get());
@@ -153,7 +153,7 @@ int RunTrace(const TraceCommandOptions& o) {
   if (o.gpu) {
     // A disagreement is loud: on stderr and in the exit status (the trace is still written, it is the evidence).
     std::fprintf(stderr, "%s%s\n", gpu.agrees ? "" : "flashviz: ", gpu.verdict.c_str());
-    if (!gpu.agrees) return 2;
+    if (!gpu.agrees) return 1;
   }
   return 0;
 }
@@ -169,7 +169,7 @@ void AddTraceCommand(CLI::App& app, CommandList& commands) {
   cmd->add_flag("--summary", options->summary, "print the HBM/SRAM totals (flash and standard attention)");
   cmd->add_flag("--gpu", options->gpu,
                 "also run the instrumented CUDA kernel (flash1 for kv, flash2_row for q) on the same tiles and write "
-                "its m_i, l_i beside the model's (exit status 2 when they disagree beyond fp32 rounding)");
+                "its m_i, l_i beside the model's (exit status 1 when they disagree beyond fp32 rounding)");
   cmd->add_option("--probe-tile", options->probe_tile, "with --gpu: the Q tile whose O_i row is recorded (default 0)");
   cmd->add_option("--probe-row", options->probe_row, "with --gpu: the row within that tile (default 0)");
   commands.push_back({cmd, [options] { return RunTrace(*options); }});

@@ -57,7 +57,7 @@ struct Report {
 
 Report BuildReport(const VortexOptions& o) {
   const std::optional<vortex::Mode> mode = vortex::ParseMode(o.mode);
-  if (!mode) throw InputError(Sprintf("--mode %s: expected simt or tcu", o.mode.c_str()));
+  if (!mode) throw UsageError(Sprintf("--mode %s: expected simt or tcu", o.mode.c_str()));
   Report r;
   r.mapping = vortex::MapToVortex(vortex::Request{o.machine, *mode, o.n, o.d});
   r.counts = vortex::CountAllPrograms(o.machine, o.n, o.d);
@@ -442,7 +442,7 @@ void AddVortexCommand(CLI::App& app, CommandList& commands) {
   cmd->add_option("--warps", options->machine.warps_per_core, "warps per core W (default 2)");
   cmd->add_option("--threads", options->machine.threads_per_warp, "threads per warp T (default 8)");
   cmd->add_option("--lmem", options->machine.local_memory_bytes, "local memory per core in bytes (default 16384)");
-  cmd->add_option("--mode", options->mode, "simt (one thread per query row) or tcu (8x8 tensor unit)")
+  cmd->add_option("--mode", options->mode, "simt (one thread per query row; the default) or tcu (8x8 tensor unit)")
       ->check(CLI::IsMember({"simt", "tcu"}));
   cmd->add_option("--n", options->n, "sequence length N, a power of two (default 64)");
   cmd->add_option("--d", options->d, "head dimension d, a power of two (default 8)");

@@ -16,8 +16,19 @@ std::optional<double> ParseScale(const std::string& text) {
   char* end = nullptr;
   const double value = std::strtod(text.c_str(), &end);
   if (end == text.c_str() || *end != '\0')
-    throw InputError(Sprintf("--scale %s: expected a number or \"none\"", text.c_str()));
+    throw UsageError(Sprintf("--scale %s: expected a number or \"none\"", text.c_str()));
   return value;
+}
+
+// The tile sizes and the rest resolved from the options: what cannot be resolved is a usage error.
+AttentionProblem ResolveFromOptions(const ProblemRequest& request) {
+  try {
+    return ResolveProblem(request);
+  } catch (const UsageError&) {
+    throw;
+  } catch (const InputError& e) {
+    throw UsageError(e.what());
+  }
 }
 
 }  // namespace
@@ -75,21 +86,21 @@ ProblemRequest ToRequest(const ProblemOptions& o, int n, int d) {
 LoadedProblem LoadProblem(const ProblemOptions& o, bool with_inputs) {
   LoadedProblem loaded;
   if (o.input.empty() && o.batch_given)
-    throw InputError("--batch picks a batch of an HW4 file: give it with --input FILE");
+    throw UsageError("--batch picks a batch of an HW4 file: give it with --input FILE");
   if (o.input.empty()) {
-    loaded.problem = ResolveProblem(ToRequest(o, o.n.value_or(64), o.d.value_or(8)));
+    loaded.problem = ResolveFromOptions(ToRequest(o, o.n.value_or(64), o.d.value_or(8)));
     if (with_inputs)
       loaded.inputs = std::make_shared<AttentionInputs>(MakeRandomInputs(loaded.problem.n, loaded.problem.d, o.seed));
     return loaded;
   }
   const Hw4Input header = ReadHw4Header(o.input);
   if (o.n && *o.n != header.n)
-    throw InputError(Sprintf("--n %d disagrees with %s, whose N is %d", *o.n, o.input.c_str(), header.n));
+    throw UsageError(Sprintf("--n %d disagrees with %s, whose N is %d", *o.n, o.input.c_str(), header.n));
   if (o.d && *o.d != header.d)
-    throw InputError(Sprintf("--d %d disagrees with %s, whose d is %d", *o.d, o.input.c_str(), header.d));
+    throw UsageError(Sprintf("--d %d disagrees with %s, whose d is %d", *o.d, o.input.c_str(), header.d));
   if (o.batch < 0 || o.batch >= header.b)
-    throw InputError(Sprintf("--batch %d: %s has batches 0 to %d", o.batch, o.input.c_str(), header.b - 1));
-  loaded.problem = ResolveProblem(ToRequest(o, header.n, header.d));
+    throw UsageError(Sprintf("--batch %d: %s has batches 0 to %d", o.batch, o.input.c_str(), header.b - 1));
+  loaded.problem = ResolveFromOptions(ToRequest(o, header.n, header.d));
   if (with_inputs) loaded.inputs = std::make_shared<AttentionInputs>(ReadHw4File(o.input).Batch(o.batch));
   return loaded;
 }

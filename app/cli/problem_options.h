@@ -1,4 +1,4 @@
-// The problem options shared by `gui` and `trace` (DESIGN.md's command-line contract):
+// The problem options shared by `gui` and `trace` (the README's command-line contract):
 // --n --d --br --bc --sram --order --scale --causal --seed --input --batch.
 #pragma once
 

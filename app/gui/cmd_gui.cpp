@@ -20,6 +20,10 @@ void AddGuiCommand(CLI::App& app, CommandList& commands) {
   auto o = std::make_shared<GuiOptions>();
   CLI::App* cmd = app.add_subcommand("gui", "The step-through window (the default): tiles, running m/ℓ, traffic");
   AddProblemOptions(*cmd, o->problem);
+  // Without any problem option the window opens the first lesson, not the command line's defaults.
+  cmd->get_option("--n")->description(
+      "sequence length N (default 64; with no problem option at all, the first lesson: N = 8, d = 4, B_r = B_c = 2)");
+  cmd->get_option("--d")->description("head dimension d (default 8; 4 in the first lesson)");
   cmd->add_option("--screenshot", o->screenshot, "render one frame offscreen into this PNG and exit (no window)");
   cmd->add_option("--step", o->step, "put the cursor at this step");
   cmd->add_option("--panel", o->panel, "open and focus this panel or tab (" + PanelIdList() + ")");
@@ -36,10 +40,10 @@ void AddGuiCommand(CLI::App& app, CommandList& commands) {
                         for (const char* name : kProblemOptionNames)
                           if (cmd->get_option(name)->count() > 0) o->problem_given = true;
                         if (cmd->get_option("--bench-frames")->count() > 0 && o->bench_frames <= 0)
-                          throw InputError("--bench-frames needs a positive number of frames");
+                          throw UsageError("--bench-frames needs a positive number of frames");
                         // An empty name would otherwise mean "no screenshot" and open the window.
                         if (cmd->get_option("--screenshot")->count() > 0 && o->screenshot.empty())
-                          throw InputError("--screenshot needs a file name");
+                          throw UsageError("--screenshot needs a file name");
                         return RunGui(*o);
                       }});
 }

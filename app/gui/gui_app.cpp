@@ -65,12 +65,12 @@ ProblemForm FormFromOptions(const ProblemOptions& o, const AttentionProblem& res
 }  // namespace
 
 void InitGuiState(const GuiOptions& o, Model& model, UiState& ui) {
-  if (!ParseTheme(o.theme, &ui.theme)) throw InputError("--theme " + o.theme + ": expected dark or light");
+  if (!ParseTheme(o.theme, &ui.theme)) throw UsageError("--theme " + o.theme + ": expected dark or light");
   if (o.width < 64 || o.height < 64 || o.width > 16384 || o.height > 16384)
-    throw InputError(Sprintf("--width %d --height %d: each must be between 64 and 16384", o.width, o.height));
+    throw UsageError(Sprintf("--width %d --height %d: each must be between 64 and 16384", o.width, o.height));
   std::int64_t step = 0;
   if (!o.session.empty()) {
-    if (o.problem_given) throw InputError("--session gives the problem: leave out the problem options, or the session");
+    if (o.problem_given) throw UsageError("--session gives the problem: leave out the problem options, or the session");
     step = LoadSession(o.session, ui);
   } else if (o.problem_given) {
     const LoadedProblem counted = LoadProblem(o.problem, false);
@@ -80,21 +80,24 @@ void InitGuiState(const GuiOptions& o, Model& model, UiState& ui) {
   }
   if (o.ui_scale) {
     if (!(*o.ui_scale >= 0.5f && *o.ui_scale <= 4.0f))
-      throw InputError(Sprintf("--ui-scale %g: expected a factor between 0.5 and 4", static_cast<double>(*o.ui_scale)));
+      throw UsageError(Sprintf("--ui-scale %g: expected a factor between 0.5 and 4", static_cast<double>(*o.ui_scale)));
     ui.ui_scale = *o.ui_scale;
   }
   InspectInputFile(ui);
-  if (!ApplyForm(model, ui)) throw InputError(ui.problem_error);
+  if (!ApplyForm(model, ui)) {
+    if (o.problem_given) throw UsageError(ui.problem_error);  // the options asked for it
+    throw InputError(ui.problem_error);                      // the session did
+  }
   if (o.step) {
     if (*o.step < 0 || *o.step >= model.step_count())
-      throw InputError(Sprintf("--step %lld: this problem has steps 0 to %lld", static_cast<long long>(*o.step),
+      throw UsageError(Sprintf("--step %lld: this problem has steps 0 to %lld", static_cast<long long>(*o.step),
                                static_cast<long long>(model.step_count() - 1)));
     step = *o.step;
   }
   ui.step = std::clamp<std::int64_t>(step, 0, model.step_count() - 1);
   model.SetStep(ui.step);
   if (!o.panel.empty() && !FocusPanel(ui, o.panel))
-    throw InputError("--panel " + o.panel + ": no such panel (one of " + PanelIdList() + ")");
+    throw UsageError("--panel " + o.panel + ": no such panel (one of " + PanelIdList() + ")");
   ui.style_dirty = true;
 }
 
@@ -225,7 +228,7 @@ class ImGuiOnGl {
 
 int RunScreenshot(const GuiOptions& o) {
   GlBackend backend = GlBackend::kAuto;
-  if (!ParseGlBackend(o.gl, &backend)) throw InputError("--gl " + o.gl + ": expected auto, egl or glfw");
+  if (!ParseGlBackend(o.gl, &backend)) throw UsageError("--gl " + o.gl + ": expected auto, egl or glfw");
   // The PNG may be neither the HW4 input nor the session the frame is made from; checked before rendering.
   CommandFiles files;
   for (const std::string* input : {&o.problem.input, &o.session})

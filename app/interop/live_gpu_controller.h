@@ -1,4 +1,4 @@
-// The app side of the live GPU view (issue 6): owns the CUDA buffers and the GL textures (registered with
+// The app side of the live GPU view: owns the CUDA buffers and the GL textures (registered with
 // CUDA once per size), serves the panel's requests and publishes the results into Model::live_gpu().
 // Call Service() once per frame with the GUI's GL context current, before the UI frame.
 #pragma once

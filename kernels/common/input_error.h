@@ -11,4 +11,11 @@ class InputError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A mistake in the command line itself: an option that is unknown, missing, malformed, out of range or in conflict
+// with another. The command line exits 2 for these, as is the convention, and 1 for what fails while running.
+class UsageError : public InputError {
+ public:
+  using InputError::InputError;
+};
+
 }  // namespace flashviz

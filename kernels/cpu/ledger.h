@@ -1,5 +1,5 @@
 // The traffic ledger: bytes moved between HBM and SRAM, per tensor, and between SRAM and the compute units.
-// DESIGN.md principle 2: these counters are only ever incremented where a schedule loads or stores a tile
+// docs/design.md, principle 2: these counters are only ever incremented where a schedule loads or stores a tile
 // (edge tiles at their real size). The tests hold them against the closed forms, never the other way round.
 #pragma once
 

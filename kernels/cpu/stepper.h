@@ -1,5 +1,5 @@
 // The stepper: the tiled FlashAttention forward pass, phase by phase, as the single source of truth for
-// every view of it (DESIGN.md principle 1). It keeps no per-step or N² state: the state after any step is
+// every view of it (docs/design.md, principle 1). It keeps no per-step or N² state: the state after any step is
 // rebuilt by replaying the schedule with arithmetic only for the Q tile that step works on, and the
 // ledger is counted by the same replay (count-only for every other tile).
 #pragma once

@@ -1,4 +1,4 @@
-// The one launch signature every CUDA attention variant has (DESIGN.md principle 4: a registry, not a switch).
+// The one launch signature every CUDA attention variant has (docs/design.md, principle 4: a registry, not a switch).
 // Plain C++ apart from cudaStream_t: the registry, `flashviz bench`, the GUI and the tests call variants only
 // through this.
 #pragma once

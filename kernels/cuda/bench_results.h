@@ -28,7 +28,7 @@ struct SweepSpec {
   unsigned variant_options = 0;
 };
 
-// B·H that fills the GPU at sequence length N while keeping B·H·N² near 2³² (PEERS.md's shapes: 1024 up to
+// B·H that fills the GPU at sequence length N while keeping B·H·N² near 2³² (docs/peers.md's shapes: 1024 up to
 // N = 2048, 256 at 4096, 64 at 8192, 16 at 16384).
 std::int64_t AutoHeads(int n);
 

@@ -6,7 +6,7 @@
 // of twice per K/V tile, there is one launch instead of T_c, and the causal mask ends a row's loop at its
 // diagonal tile. Still one thread per query row, K_j and V_j read by every thread at once (broadcasts).
 // Mirrors: FlashAttention-2 (Dao, 2023), Algorithm 1 (Q outer loop, rescaling deferred to the end); the Vortex
-// report's SIMT mapping (seed 000: a thread per row of the Q tile, its statistics in registers).
+// report's SIMT mapping (the Vortex report: a thread per row of the Q tile, its statistics in registers).
 //
 // Measured (scripts/kernel_results.py rewrites this block from kernels/results/*.csv; do not edit by hand):
 // BEGIN MEASURED

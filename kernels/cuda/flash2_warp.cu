@@ -13,8 +13,9 @@
 //      while the arithmetic on tile j goes on.
 //   5. exp2 with log2 e folded into the score scale: each P̃ element is one FFMA and one MUFU.EX2.
 // P̃_ij goes through shared memory: the thread that computes P̃[r][c] is not the one that needs it for O[r][:].
-// Mirrors: seed 002's final kernel (online_warp: warp-shuffle reductions replace shared-memory trees) and seed
-// 001 (__shfl reductions over a row); the register blocking of SIMT GEMM micro-kernels (CUTLASS, llm.c).
+// Mirrors: FlashAttention-Kernels' final kernel (online_warp: warp-shuffle reductions replace shared-memory
+// trees) and the naive FlashAttention V1 notes (__shfl reductions over a row), both in docs/sources.md; the
+// register blocking of SIMT GEMM micro-kernels (CUTLASS, llm.c).
 //
 // Measured (scripts/kernel_results.py rewrites this block from kernels/results/*.csv; do not edit by hand):
 // BEGIN MEASURED

@@ -11,9 +11,9 @@
 //      e^(m_old − m_new) the kernel reads, once, which row each of its accumulator elements belongs to, off a
 //      probe fragment loaded from a tile whose every element is its row index.
 //   3. cp.async copies of K_{j+1} and V_{j+1} overlap the work on tile j, as in flash2_warp.
-// What it costs: S_ij's round trip through shared memory and the repacking of P̃_ij. flash2_mma (issue 8) uses
+// What it costs: S_ij's round trip through shared memory and the repacking of P̃_ij. flash2_mma uses
 // mma.sync with the fragment layouts spelled out and keeps P̃_ij in registers instead.
-// Mirrors: NVIDIA's counterpart of the Vortex TCU (seed 000: an 8×8 tensor unit fed from the register file);
+// Mirrors: NVIDIA's counterpart of the Vortex TCU (the Vortex report: an 8×8 tensor unit fed from the register file);
 // the CUDA C++ Programming Guide, "Warp Matrix Functions".
 //
 // Measured (scripts/kernel_results.py rewrites this block from kernels/results/*.csv; do not edit by hand):

@@ -18,6 +18,7 @@
 #include "kernels/common/format.h"
 #include "kernels/common/parallel.h"
 #include "kernels/common/random.h"
+#include "kernels/cuda/device_status.h"
 #include "kernels/cpu/reference.h"
 #include "kernels/cuda/device_common.cuh"
 #include "kernels/cuda/variants.h"
@@ -305,20 +306,10 @@ Measurement CudaFailure(Measurement m, const char* what, cudaError_t error) {
 // [SECTION] device status (public)
 
 std::optional<std::string> CudaUnavailableReason() {
-  int count = 0;
-  if (const cudaError_t error = cudaGetDeviceCount(&count); error != cudaSuccess) {
-    cudaGetLastError();
-    return "no CUDA device: " + std::string(cudaGetErrorString(error));
-  }
-  if (count == 0) return std::string("no CUDA device: none found");
+  if (std::string why = CudaDeviceUnavailableReason(); !why.empty()) return why;
   cudaFuncAttributes attributes;
-  if (const cudaError_t error = cudaFuncGetAttributes(&attributes, ProbeKernel); error != cudaSuccess) {
-    cudaGetLastError();
-    cudaDeviceProp properties{};
-    cudaGetDeviceProperties(&properties, 0);
-    return Sprintf("%s (sm_%d%d) cannot run this build's kernels (built for sm_%s): %s", properties.name,
-                   properties.major, properties.minor, FLASHVIZ_CUDA_ARCHITECTURES, cudaGetErrorString(error));
-  }
+  if (const cudaError_t error = cudaFuncGetAttributes(&attributes, ProbeKernel); error != cudaSuccess)
+    return KernelImageUnavailableReason(error);
   if (context_lost) return std::string("the CUDA context was lost to an earlier kernel fault");
   return std::nullopt;
 }

@@ -1,4 +1,4 @@
-// The validation and timing harness every CUDA variant goes through (DESIGN.md principle 5): fresh random
+// The validation and timing harness every CUDA variant goes through (docs/design.md, principle 5): fresh random
 // inputs, the output poisoned with NaN before every run, the result checked against the float64 CPU reference
 // (kernels/cpu/reference.h) before any timing; then CUDA-event timing with warm-up, L2 flushed before every
 // repeat, median and minimum of the repeats. Plain C++ (no cuda_runtime.h): `flashviz bench`, the GUI and the

@@ -5,7 +5,7 @@
 // and S stored in the input dtype for fp16/bf16, as PyTorch does), P = softmax(S) (one block per row, online max
 // and sum in one pass, then the write), O = PV (a second GEMM). The matrix products run near the library's
 // speed; the B·H·N² elements of S and P still cross HBM four times.
-// Mirrors: torch.nn.functional.scaled_dot_product_attention with the MATH backend (PEERS.md's MATH column).
+// Mirrors: torch.nn.functional.scaled_dot_product_attention with the MATH backend (docs/peers.md's MATH column).
 //
 // Measured (scripts/kernel_results.py rewrites this block from kernels/results/*.csv; do not edit by hand):
 // BEGIN MEASURED

@@ -3,7 +3,7 @@
 // Changes versus the previous variant: none, this is the baseline. S = scale·QKᵀ is computed and written to
 // HBM, P = softmax(S) is read and written back, O = PV reads P once more: B·H·N² floats go through HBM four
 // times, so the run time grows with N² bytes long before the arithmetic matters.
-// Mirrors: the Vortex report's standard-attention baseline (seed 000) and seed 002's first kernel
+// Mirrors: the Vortex report's standard-attention baseline and FlashAttention-Kernels' first kernel
 // (naive_attention: "materializes the full N×N score matrix in HBM").
 //
 // Measured (scripts/kernel_results.py rewrites this block from kernels/results/*.csv; do not edit by hand):

@@ -1,5 +1,5 @@
 // The registry's catalogue: one row of plain metadata per CUDA variant, in the order of the progression
-// (DESIGN.md principle 4). Plain C++ with no cuda_runtime.h, compiled into flashviz_kernels in every build,
+// (docs/design.md, principle 4). Plain C++ with no cuda_runtime.h, compiled into flashviz_kernels in every build,
 // so `flashviz kernels`, the GUI and the no-GPU tests can list the variants and say why a shape is not
 // applicable even where CUDA was not built. The launch functions join these rows in variants.h (CUDA builds).
 //
@@ -26,7 +26,7 @@ struct VariantInfo {
   const char* name;      // a title for tables and the GUI
   const char* changes;   // what it changes versus the variant before it
   const char* teaches;   // the idea the step teaches, in one line
-  const char* mirrors;   // the seed write-up / paper / library it mirrors
+  const char* mirrors;   // the paper, project or library it mirrors (docs/sources.md names them)
   unsigned dtypes;       // DTypeBit(...) set
   std::array<int, 6> head_dims;  // supported d, ascending, 0 after the last; all 0: any d in [1, max_head_dim]
   int max_head_dim;

@@ -216,7 +216,7 @@ void DrawControls(BenchmarkPanelState& s, bool can_run, bool running) {
   ImGui::Text("N = %d … %d", 1 << s.n_min_log2, 1 << s.n_max_log2);
   ImGui::Checkbox("B·H auto", &s.auto_heads);
   ImGui::SameLine();
-  HelpMarker("Auto: B·H = min(1024, 2³²/N²) with H = 16 (PEERS.md's shapes), enough heads to fill the GPU at every N.");
+  HelpMarker("Auto: B·H = min(1024, 2³²/N²) with H = 16 (docs/peers.md's shapes), enough heads to fill the GPU at every N.");
   if (!s.auto_heads) {
     ImGui::SameLine();
     ImGui::SetNextItemWidth(6 * fs);

@@ -15,7 +15,7 @@ struct BenchmarkPanelState {
   int d = 64;
   bool causal = false;
   int n_min_log2 = 9, n_max_log2 = 12;  // N from 2^min to 2^max, doubling
-  bool auto_heads = true;         // B·H = min(1024, 2³²/N²) with H = 16, as PEERS.md; else batch × heads
+  bool auto_heads = true;         // B·H = min(1024, 2³²/N²) with H = 16, as docs/peers.md; else batch × heads
   int batch = 4, heads = 16;
   int repeats = 20;
   bool y_tflops = false;          // plot TFLOP/s instead of ms

@@ -1,4 +1,4 @@
-// The live GPU view (issue 6): the real kernels on the problem being stepped through.
+// The live GPU view: the real kernels on the problem being stepped through.
 // [SECTION] availability (why it is off, when it is)
 // [SECTION] controls: run, re-run on change, the variant to time and draw, the host-copy comparison
 // [SECTION] timings and the drawing path (interop or host copy, and why)

@@ -1,7 +1,7 @@
 // THE PANEL TABLE. Every view of the GUI is one row of kPanels (panel_table.cpp) and one file in viz/panels/
-// holding its draw function, `void DrawXxxPanel(const Model&, UiState&)` (DESIGN.md principle 6).
+// holding its draw function, `void DrawXxxPanel(const Model&, UiState&)` (docs/design.md, principle 6).
 //
-// To add a panel (the benchmark of issue 4, the Vortex view of issue 5, the live GPU view of issue 6):
+// To add a panel (as the benchmark, the Vortex view and the live GPU view were added):
 //   1. write viz/panels/xxx_panel.cpp with `void DrawXxxPanel(const Model& model, UiState& ui)`; it draws into
 //      the current ImGui window (the layout opened it: a tab, a column or the sidebar) and reads the model only;
 //      it asks for changes through UiState (ui.step, ui.form + ui.apply_form, ...). State of its own that must

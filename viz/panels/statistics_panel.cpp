@@ -70,7 +70,7 @@ void DrawBars(ImDrawList* dl, const ScreenRect& area, int rows, float row_h, con
   dl->AddRect(area.min, area.max, ImGui::GetColorU32(ImGuiCol_Border));
 }
 
-// The live GPU view's recorded values for the current problem and tile, when there are any (issue 6).
+// The live GPU view's recorded values for the current problem and tile, when there are any.
 const LiveGpuView* CurrentGpuValues(const Model& m) {
   const LiveGpuView& gpu = m.live_gpu();
   const int i = m.state().info.i;

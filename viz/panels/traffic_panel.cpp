@@ -1,4 +1,4 @@
-// Traffic: where the bytes go, counted by the stepper where it loads and stores tiles (DESIGN.md principle 2).
+// Traffic: where the bytes go, counted by the stepper where it loads and stores tiles (docs/design.md, principle 2).
 //   - a memory chart in the layout of Nsight Compute's: HBM ↔ SRAM ↔ compute, each arrow labelled with the bytes
 //     this step moved (StepState::delta) and the running total (StepState::ledger)
 //   - SRAM occupancy against M, split by resident tile

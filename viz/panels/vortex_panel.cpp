@@ -1,4 +1,4 @@
-// Vortex: the current step of the tiled algorithm on the Vortex RISC-V GPGPU of the report (issue 5), read from
+// Vortex: the current step of the tiled algorithm on the Vortex RISC-V GPGPU of the report, read from
 // the kernels/vortex model (mapping, budgets, phase view, TCU fragments). The view follows the main cursor:
 // VortexStepFor maps the main step to the step of the Vortex program's own schedule (its B_r × B_c, Q-outer).
 //   - the machine: cores → warps → threads, each thread drawn with the Q row it owns (the main heatmaps' colours);

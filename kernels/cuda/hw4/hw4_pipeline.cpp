@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "kernels/common/format.h"
+#include "kernels/cuda/device_status.h"
 
 namespace flashviz::cuda::hw4 {
 namespace {
@@ -36,32 +37,11 @@ void Check(cudaError_t error, const char* what) {
   if (error != cudaSuccess) ThrowCuda(what, error);
 }
 
-std::string VersionText(int version) { return Sprintf("%d.%d", version / 1000, version % 1000 / 10); }
-
 }  // namespace
 
 std::string Hw4CudaUnavailableReason() {
-  int count = 0;
-  const cudaError_t error = cudaGetDeviceCount(&count);
-  if (error == cudaErrorNoDevice || (error == cudaSuccess && count == 0)) return "no CUDA device found";
-  if (error == cudaErrorInsufficientDriver) {
-    int driver = 0;
-    cudaDriverGetVersion(&driver);
-    if (driver == 0) return "no NVIDIA driver is installed (libcuda.so.1 not found), so no CUDA device";
-    return Sprintf("the NVIDIA driver is too old: it supports CUDA %s, this flashviz needs CUDA %s",
-                   VersionText(driver).c_str(), VersionText(CUDART_VERSION).c_str());
-  }
-  if (error != cudaSuccess) return Sprintf("CUDA is unusable here: %s", cudaGetErrorString(error));
-  if (const cudaError_t probe = ProbeHw4KernelImage(); probe != cudaSuccess) {
-    cudaGetLastError();  // a failed probe must not poison the next call
-    cudaDeviceProp prop{};
-    cudaGetDeviceProperties(&prop, 0);
-    if (probe == cudaErrorNoKernelImageForDevice || probe == cudaErrorInvalidDeviceFunction)
-      return Sprintf("this flashviz has no kernels for the GPU's architecture (%s, sm_%d%d); rebuild with "
-                     "-DCMAKE_CUDA_ARCHITECTURES=%d%d",
-                     prop.name, prop.major, prop.minor, prop.major, prop.minor);
-    return Sprintf("CUDA is unusable here: %s", cudaGetErrorString(probe));
-  }
+  if (std::string why = CudaDeviceUnavailableReason(); !why.empty()) return why;
+  if (const cudaError_t probe = ProbeHw4KernelImage(); probe != cudaSuccess) return KernelImageUnavailableReason(probe);
   return "";
 }
 

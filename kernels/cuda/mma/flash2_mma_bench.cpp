@@ -1,4 +1,4 @@
-// flash2_mma_bench: the standalone driver for iterating on kernels/cuda/mma (issue 8): flash2_mma and
+// flash2_mma_bench: the standalone driver for iterating on kernels/cuda/mma: flash2_mma and
 // flash3_wgmma. It validates, then times.
 //
 //   flash2_mma_bench time [--kernel flash2_mma,flash3_wgmma] [--n 1024,2048,...] [--d 64,128] [--dtype fp16,bf16]
@@ -7,7 +7,7 @@
 //                                              every flash2_mma kernel; flash3_wgmma: 0, 1, 2, 4), dtype, d and causal
 //                                              flag: what compute-sanitizer runs over
 //
-// Timing (DESIGN.md principle 5): B·H fills the chip as in /work/shared/PEERS.md (1024 at N ≤ 2048, 256 at 4096,
+// Timing (docs/design.md, principle 5): B·H fills the chip as in docs/peers.md (1024 at N ≤ 2048, 256 at 4096,
 // 64 at 8192, 16 at 16384; H = 16), fresh N(0, 1) inputs per shape, two input sets used in turn (each set is
 // larger than the 60 MB L2 at every size here), 3 warm-up launches, then the median of `reps` launches each timed
 // by its own pair of CUDA events. A shape is timed only after its output matched the float64 reference on

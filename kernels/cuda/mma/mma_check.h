@@ -1,6 +1,6 @@
 // Checking helpers shared by the flash2_mma tests and its timing driver: fresh random inputs drawn on the device,
 // a poisoned output, and a comparison of chosen rows with the float64 reference (kernels/cpu/reference.h).
-// The general harness of kernels/cuda (issue 4) serves every variant; this one is private to kernels/cuda/mma.
+// The general harness of kernels/cuda serves every variant; this one is private to kernels/cuda/mma.
 #pragma once
 
 #include <cstddef>

@@ -245,18 +245,6 @@ constexpr std::size_t kMaxSharedBytes = 227 * 1024;  // Hopper's opt-in limit pe
 
 }  // namespace
 
-std::string CudaDeviceUnavailableReason() {
-  int count = 0;
-  const cudaError_t status = cudaGetDeviceCount(&count);
-  if (status == cudaErrorInsufficientDriver)
-    return Sprintf("no usable CUDA device: no NVIDIA driver, or one older than CUDA %d.%d needs", CUDART_VERSION / 1000,
-                   CUDART_VERSION % 1000 / 10);
-  if (status == cudaErrorNoDevice) return "no CUDA device";
-  if (status != cudaSuccess) return Sprintf("no usable CUDA device (%s)", cudaGetErrorString(status));
-  if (count == 0) return "no CUDA device";
-  return "";
-}
-
 std::string CudaDeviceDescription() {
   if (!CudaDeviceUnavailableReason().empty()) return "";
   cudaDeviceProp prop{};

@@ -1,4 +1,4 @@
-// The live cross-check (issue 6): instrumented CUDA kernels that run exactly the model's tile schedule
+// The live cross-check: instrumented CUDA kernels that run exactly the model's tile schedule
 // (B_r, B_c, loop order, scale, causal) in fp32 and record, for every Q tile i, the running m_i and ℓ_i after
 // every tile iteration j — and one O_i row under the cursor — into a debug buffer, so the GPU's numbers can
 // be laid over the stepper's. Plain C++: callers need no CUDA headers.
@@ -11,12 +11,11 @@
 #include <vector>
 
 #include "kernels/cpu/problem.h"
+#include "kernels/cuda/device_status.h"  // CudaDeviceUnavailableReason
 #include "kernels/cpu/stepper.h"
 
 namespace flashviz::cuda {
 
-// Why CUDA kernels cannot run here (built without CUDA is handled by the caller), or "" when they can.
-std::string CudaDeviceUnavailableReason();
 // "NVIDIA H200 (sm_90, 132 SMs)" for device 0, or "" when there is none.
 std::string CudaDeviceDescription();
 

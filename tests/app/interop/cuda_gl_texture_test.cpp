@@ -1,4 +1,4 @@
-// CUDA-GL interop (issue 6): a texture written by the colormap kernel, through interop when the GL context is
+// CUDA-GL interop: a texture written by the colormap kernel, through interop when the GL context is
 // on the CUDA device and through the host otherwise, holds exactly the texels the host computes.
 // Needs a CUDA device and a GL context, the app's offscreen one (EGL with no window system, else a hidden GLFW
 // window): on the GPU machine EGL on the NVIDIA GPU (interop; scripts/gpu_check.sh), GLX on the NVIDIA GPU or on

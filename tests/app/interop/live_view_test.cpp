@@ -1,4 +1,4 @@
-// The live GPU view rendered headless (issue 6): with the "gpu" tab up, a frame runs the instrumented kernel
+// The live GPU view rendered headless: with the "gpu" tab up, a frame runs the instrumented kernel
 // on the step view's tiles and the registry's naive kernel, draws O, |O − O_ref|, S and P through CUDA-GL
 // interop (GL on the NVIDIA GPU) or the host copy (any other GL), and the cross-check agrees with the model.
 // Skipped without a CUDA device or without any GL context.

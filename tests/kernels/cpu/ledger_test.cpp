@@ -1,5 +1,5 @@
 // The ledger is counted where the stepper loads and stores tiles; these tests hold it against the closed forms
-// of the two loop orders and of standard attention (DESIGN.md principle 2).
+// of the two loop orders and of standard attention (docs/design.md, principle 2).
 #include "kernels/cpu/ledger.h"
 
 #include <gtest/gtest.h>

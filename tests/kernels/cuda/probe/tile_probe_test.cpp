@@ -1,4 +1,4 @@
-// The instrumented kernels against the model (issue 6): on random shapes in both orders, causal or not, with
+// The instrumented kernels against the model: on random shapes in both orders, causal or not, with
 // edge tiles, the GPU's m_i, ℓ_i after every tile iteration, the probed O_i row and the final O agree with the
 // stepper to fp32 rounding. Skipped where there is no CUDA device.
 #include <gtest/gtest.h>
