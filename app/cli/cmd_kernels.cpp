@@ -53,6 +53,7 @@ int RunKernels(const KernelsOptions& o) {
     std::printf("  launch:    %s\n", v.launch);
     std::printf("  workspace: %s\n", v.workspace);
   }
+  std::printf("\nThe papers and projects the variants mirror: docs/sources.md.\n");
   return 0;
 }
 

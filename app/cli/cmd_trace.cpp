@@ -29,7 +29,7 @@ struct TraceCommandOptions {
 // What --gpu adds to the trace: the device in the config line, the GPU's m_i and ℓ_i next to the model's at
 // the end of every tile iteration, and the comparison on the done line.
 struct GpuTraceFields {
-  std::string config;
+  Json config = Json::object();
   TraceExtraFields per_step;
   std::string verdict;  // one line for stderr
   bool agrees = true;
@@ -46,23 +46,23 @@ GpuTraceFields RunOnGpu(const Stepper& stepper, const TraceCommandOptions& o) {
       cuda::RunTileProbe(p, *stepper.inputs(), o.probe_tile, o.probe_row));
   auto check = std::make_shared<cuda::CrossCheck>(cuda::CompareWithModel(stepper, *result));
   GpuTraceFields fields;
-  fields.config = Sprintf(",\"gpu\":{\"device\":\"%s\",\"kernel\":\"%s\",\"kernel_ms\":%s}",
-                          cuda::CudaDeviceDescription().c_str(), result->kernel.c_str(),
-                          ShortestDecimal(result->kernel_ms).c_str());
+  fields.config = {{"gpu",
+                    {{"device", cuda::CudaDeviceDescription()}, {"kernel", result->kernel}, {"kernel_ms", result->kernel_ms}}}};
   const Phase iteration_end = TileIterationPhases(p.order).back();
   fields.per_step = [result, check, iteration_end, p](const StepView& view) {
     const StepInfo& info = view.info();
     if (info.phase == Phase::kDone)
-      return Sprintf(",\"gpu_max_m_error\":%s,\"gpu_max_l_rel_error\":%s,\"gpu_max_o_error\":%s,\"gpu_agrees\":%s",
-                     ShortestDecimal(check->max_m_error).c_str(), ShortestDecimal(check->max_l_rel_error).c_str(),
-                     ShortestDecimal(check->max_o_error).c_str(), check->agrees ? "true" : "false");
-    if (info.phase != iteration_end) return std::string();
+      return Json{{"gpu_max_m_error", check->max_m_error},
+                  {"gpu_max_l_rel_error", check->max_l_rel_error},
+                  {"gpu_max_o_error", check->max_o_error},
+                  {"gpu_agrees", check->agrees}};
+    if (info.phase != iteration_end) return Json(nullptr);
     std::vector<double> m, l;
     for (int r = 0; r < p.RowsInTile(info.i); ++r) {
       m.push_back(result->m(info.i, info.j, r));
       l.push_back(result->l(info.i, info.j, r));
     }
-    return ",\"gpu_m\":" + JsonNumberArray(m) + ",\"gpu_l\":" + JsonNumberArray(l);
+    return Json{{"gpu_m", JsonNumbers(m)}, {"gpu_l", JsonNumbers(l)}};
   };
   fields.verdict = check->summary;
   fields.agrees = check->agrees;
@@ -87,7 +87,7 @@ class TraceSizeCheck {
                                "(--summary counts without writing a trace)",
                                out_.path().c_str(), static_cast<long long>(steps_), HumanBytes(estimate).c_str(),
                                HumanBytes(static_cast<double>(room)).c_str()));
-    if (estimate > 256.0 * (1 << 20))
+    if (room >= 0 && estimate > 256.0 * (1 << 20))  // a file that grows large (not a device or a pipe)
       std::fprintf(stderr, "trace: %lld steps, about %s of JSON to %s\n", static_cast<long long>(steps_),
                    HumanBytes(estimate).c_str(), out_.path().c_str());
   }
@@ -129,7 +129,7 @@ int RunTrace(const TraceCommandOptions& o) {
       };
       const auto per_step = [&](const StepView& view) {
         if (view.info().phase == Phase::kDone) flash = view.ledger();
-        return gpu.per_step ? gpu.per_step(view) : std::string();
+        return gpu.per_step ? gpu.per_step(view) : Json(nullptr);
       };
       output = WriteTrace(stepper, options, write_line, gpu.config, per_step);
     } else {

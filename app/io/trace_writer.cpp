@@ -7,96 +7,72 @@
 namespace flashviz {
 namespace {
 
-// JSON has no infinity: the running max before any key is seen (−∞) is written as null.
-void AppendNumberArray(std::string& line, const std::vector<double>& values) {
-  line += '[';
-  for (std::size_t k = 0; k < values.size(); ++k) {
-    if (k) line += ',';
-    line += std::isfinite(values[k]) ? ShortestDecimal(values[k]) : "null";
-  }
-  line += ']';
-}
+// JSON has no infinity: the running max before any key is seen (−∞) is written as null (nlohmann writes every
+// non-finite number as null; the conversion here says so where it happens).
+Json Number(double value) { return std::isfinite(value) ? Json(value) : Json(nullptr); }
 
-void AppendIndex(std::string& line, const char* key, int value) {
-  line += Sprintf(",\"%s\":", key);
-  line += value >= 0 ? std::to_string(value) : "null";
-}
+Json Index(int value) { return value >= 0 ? Json(value) : Json(nullptr); }
 
 }  // namespace
 
-std::string JsonNumberArray(const std::vector<double>& values) {
-  std::string text;
-  AppendNumberArray(text, values);
-  return text;
+Json JsonNumbers(const std::vector<double>& values) {
+  Json array = Json::array();
+  for (const double v : values) array.push_back(Number(v));
+  return array;
 }
 
-std::string TraceConfigLine(const AttentionProblem& p, const TraceOptions& options, const std::string& extra_config) {
-  std::string line = Sprintf(
-      "{\"config\":{\"n\":%d,\"d\":%d,\"br\":%d,\"bc\":%d,\"tr\":%d,\"tc\":%d,\"order\":\"%s\",\"scale\":%s,"
-      "\"causal\":%s,\"sram_bytes\":%lld,\"seed\":%llu",
-      p.n, p.d, p.br, p.bc, p.tr(), p.tc(), std::string(LoopOrderName(p.order)).c_str(),
-      ShortestDecimal(p.scale).c_str(), p.causal ? "true" : "false", static_cast<long long>(p.sram_bytes),
-      static_cast<unsigned long long>(options.seed));
+std::string TraceConfigLine(const AttentionProblem& p, const TraceOptions& options, const Json& extra_config) {
+  Json config = {{"n", p.n},
+                 {"d", p.d},
+                 {"br", p.br},
+                 {"bc", p.bc},
+                 {"tr", p.tr()},
+                 {"tc", p.tc()},
+                 {"order", std::string(LoopOrderName(p.order))},
+                 {"scale", p.scale},
+                 {"causal", p.causal},
+                 {"sram_bytes", p.sram_bytes},
+                 {"seed", options.seed}};
   if (!options.input.empty()) {
-    std::string escaped;
-    for (char c : options.input) {
-      if (c == '"' || c == '\\') escaped += '\\';
-      if (static_cast<unsigned char>(c) < 0x20) continue;
-      escaped += c;
-    }
-    line += Sprintf(",\"input\":\"%s\",\"batch\":%d", escaped.c_str(), options.batch);
+    config["input"] = options.input;
+    config["batch"] = options.batch;
   }
-  line += extra_config;
-  line += "}}\n";
-  return line;
+  if (extra_config.is_object()) config.update(extra_config);
+  // A file name need not be UTF-8: bytes that are not are written as U+FFFD rather than refused.
+  return Json{{"config", config}}.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n";
 }
 
-std::string TraceStepLine(const StepView& view, const Ledger* standard, const std::string& extra) {
+std::string TraceStepLine(const StepView& view, const Ledger* standard, const Json& extra) {
   const StepInfo& info = view.info();
-  std::string line = Sprintf("{\"step\":%lld,\"phase\":\"%s\"", static_cast<long long>(info.step),
-                             std::string(PhaseName(info.phase)).c_str());
-  AppendIndex(line, "i", info.i);
-  AppendIndex(line, "j", info.j);
+  Json line = {{"step", info.step}, {"phase", std::string(PhaseName(info.phase))}, {"i", Index(info.i)},
+               {"j", Index(info.j)}};
   const TileNumerics& tile = view.tile();
   const bool has_tile = info.i >= 0 && !tile.m.empty();
-  line += ",\"m\":";
-  if (has_tile) AppendNumberArray(line, tile.m);
-  else line += "null";
-  line += ",\"l\":";
-  if (has_tile) AppendNumberArray(line, tile.l);
-  else line += "null";
-  if (has_tile && !tile.m_tile.empty()) {
-    line += ",\"m_tile\":";
-    AppendNumberArray(line, tile.m_tile);
-  }
-  if (has_tile && !tile.l_tile.empty()) {
-    line += ",\"l_tile\":";
-    AppendNumberArray(line, tile.l_tile);
-  }
-  if (has_tile && !tile.lse.empty()) {
-    line += ",\"lse\":";
-    AppendNumberArray(line, tile.lse);
-  }
+  line["m"] = has_tile ? JsonNumbers(tile.m) : Json(nullptr);
+  line["l"] = has_tile ? JsonNumbers(tile.l) : Json(nullptr);
+  if (has_tile && !tile.m_tile.empty()) line["m_tile"] = JsonNumbers(tile.m_tile);
+  if (has_tile && !tile.l_tile.empty()) line["l_tile"] = JsonNumbers(tile.l_tile);
+  if (has_tile && !tile.lse.empty()) line["lse"] = JsonNumbers(tile.lse);
   const Ledger& ledger = view.ledger();
-  line += Sprintf(",\"hbm_read_bytes\":%lld,\"hbm_write_bytes\":%lld,\"sram_bytes\":%lld",
-                  static_cast<long long>(ledger.HbmReadBytes()), static_cast<long long>(ledger.HbmWriteBytes()),
-                  static_cast<long long>(ledger.sram_bytes));
-  if (standard)
-    line += Sprintf(",\"standard_hbm_read_bytes\":%lld,\"standard_hbm_write_bytes\":%lld",
-                    static_cast<long long>(standard->HbmReadBytes()), static_cast<long long>(standard->HbmWriteBytes()));
-  line += extra;
-  line += "}\n";
-  return line;
+  line["hbm_read_bytes"] = ledger.HbmReadBytes();
+  line["hbm_write_bytes"] = ledger.HbmWriteBytes();
+  line["sram_bytes"] = ledger.sram_bytes;
+  if (standard) {
+    line["standard_hbm_read_bytes"] = standard->HbmReadBytes();
+    line["standard_hbm_write_bytes"] = standard->HbmWriteBytes();
+  }
+  if (extra.is_object()) line.update(extra);
+  return line.dump() + "\n";
 }
 
 std::vector<double> WriteTrace(const Stepper& stepper, const TraceOptions& options, const TraceLineSink& out,
-                               const std::string& extra_config, const TraceExtraFields& extra) {
+                               const Json& extra_config, const TraceExtraFields& extra) {
   const AttentionProblem& p = stepper.problem();
   out(TraceConfigLine(p, options, extra_config), -1);
   const Ledger standard = StandardAttentionLedger(p.n, p.d);
   return stepper.Replay([&](const StepView& view) {
     const bool done = view.info().phase == Phase::kDone;
-    out(TraceStepLine(view, done ? &standard : nullptr, extra ? extra(view) : std::string()), view.info().step);
+    out(TraceStepLine(view, done ? &standard : nullptr, extra ? extra(view) : Json(nullptr)), view.info().step);
     return true;
   });
 }

@@ -2,8 +2,8 @@
 #pragma once
 
 #include <cstdint>
-#include <cstdio>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -18,25 +18,29 @@ struct TraceOptions {
   int batch = 0;
 };
 
-// `[1.5,null,...]`: the shortest round-trip decimals, non-finite values (−∞, NaN) written as null.
-std::string JsonNumberArray(const std::vector<double>& values);
+// The trace is built with nlohmann-json like every JSON the product reads or writes: numbers are the shortest
+// decimals that read back as the same double, and non-finite values (−∞ before any key is seen, NaN) are null.
+using Json = nlohmann::ordered_json;  // keys in the order written: step, phase, i, j, ...
 
-// The first line: {"config": {...}} with the resolved problem.
+// A JSON array of numbers, non-finite values as null.
+Json JsonNumbers(const std::vector<double>& values);
+
+// The first line: {"config": {...}} with the resolved problem and the fields of `extra_config` (an object).
 std::string TraceConfigLine(const AttentionProblem& problem, const TraceOptions& options,
-                            const std::string& extra_config = {});
-// Extra fields for one step's line, each written as `,"key":value` (e.g. the GPU's values beside the model's).
-using TraceExtraFields = std::function<std::string(const StepView& view)>;
+                            const Json& extra_config = Json::object());
+// Extra fields for one step's line (an object, or null for none): e.g. the GPU's values beside the model's.
+using TraceExtraFields = std::function<Json(const StepView& view)>;
 
 // One step's line, ending with '\n'.
-std::string TraceStepLine(const StepView& view, const Ledger* standard_attention, const std::string& extra = {});
+std::string TraceStepLine(const StepView& view, const Ledger* standard_attention, const Json& extra = nullptr);
 
 // Receives each line of the trace (ending with '\n') with the step it describes (−1 for the config line).
 using TraceLineSink = std::function<void(std::string_view line, std::int64_t step)>;
 
-// Hands the whole trace to `out` line by line and returns the final O (N × d, float64). `extra_config` is
-// appended to the config object (`,"key":value...`), `extra` is asked for every step.
+// Hands the whole trace to `out` line by line and returns the final O (N × d, float64). `extra_config` joins
+// the config object, `extra` is asked for every step.
 std::vector<double> WriteTrace(const Stepper& stepper, const TraceOptions& options, const TraceLineSink& out,
-                               const std::string& extra_config = {}, const TraceExtraFields& extra = {});
+                               const Json& extra_config = Json::object(), const TraceExtraFields& extra = {});
 
 // The totals alone, as printed by --summary.
 std::string TraceSummary(const AttentionProblem& problem, const Ledger& flash, const Ledger& standard);
