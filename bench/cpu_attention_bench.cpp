@@ -43,5 +43,10 @@ void BM_FastFloat32(benchmark::State& state) {
 }  // namespace
 
 BENCHMARK(BM_ReferenceFloat64)->Args({2048, 64})->Args({1024, 32})->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_FastFloat32)->Args({2048, 64})->Args({1024, 32})->Args({4096, 64})->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_FastFloat32)
+    ->Args({2048, 64})
+    ->Args({1024, 32})
+    ->Args({4096, 64})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 BENCHMARK_MAIN();

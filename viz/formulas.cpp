@@ -50,7 +50,8 @@ double Dot(const Model& m, int row, int col) {
   const int d = m.problem().d;
   double dot = 0.0;
   for (int e = 0; e < d; ++e)
-    dot += static_cast<double>(in.q[static_cast<std::size_t>(row) * d + e]) * in.k[static_cast<std::size_t>(col) * d + e];
+    dot +=
+        static_cast<double>(in.q[static_cast<std::size_t>(row) * d + e]) * in.k[static_cast<std::size_t>(col) * d + e];
   return dot;
 }
 
@@ -121,15 +122,17 @@ Explanation ExplainScore(const Model& m, int r, int c) {
   x.value = s.tile.s[static_cast<std::size_t>(r) * s.cols + c];
   x.title = Sprintf("S_ij[%d, %d] = S[%d, %d] = %s", r, c, row, col, Num(x.value, 5).c_str());
   if (p.Masked(row, col)) {
-    x.lines.push_back(Sprintf("causal mask: key %d comes after query %d, so S = −∞ and its weight e^(−∞) = 0", col, row));
+    x.lines.push_back(
+        Sprintf("causal mask: key %d comes after query %d, so S = −∞ and its weight e^(−∞) = 0", col, row));
   } else {
     const double dot = Dot(m, row, col);
     x.lines.push_back(Sprintf("S[%d, %d] = scale · Σₑ Q[%d, e] · K[%d, e]   (d = %d terms)", row, col, row, col, p.d));
     if (p.d <= 4) {
       std::string terms;
       for (int e = 0; e < p.d; ++e)
-        terms += Sprintf("%s%s×%s", e ? " + " : "", Num(m.inputs().q[static_cast<std::size_t>(row) * p.d + e], 3).c_str(),
-                         Num(m.inputs().k[static_cast<std::size_t>(col) * p.d + e], 3).c_str());
+        terms +=
+            Sprintf("%s%s×%s", e ? " + " : "", Num(m.inputs().q[static_cast<std::size_t>(row) * p.d + e], 3).c_str(),
+                    Num(m.inputs().k[static_cast<std::size_t>(col) * p.d + e], 3).c_str());
       x.lines.push_back("= " + Num(p.scale) + " × (" + terms + ")");
     }
     x.lines.push_back(Sprintf("= %s × %s = %s", Num(p.scale).c_str(), Num(dot, 5).c_str(), Num(x.value, 5).c_str()));
@@ -210,10 +213,11 @@ Explanation ExplainTileMax(const Model& m, int r) {
   x.value = s.tile.m_tile[static_cast<std::size_t>(r)];
   int argmax = 0;
   for (int c = 1; c < s.cols; ++c)
-    if (s.tile.s[static_cast<std::size_t>(r) * s.cols + c] > s.tile.s[static_cast<std::size_t>(r) * s.cols + argmax]) argmax = c;
+    if (s.tile.s[static_cast<std::size_t>(r) * s.cols + c] > s.tile.s[static_cast<std::size_t>(r) * s.cols + argmax])
+      argmax = c;
   x.title = Sprintf("%s[%d] = %s", name, r, Num(x.value, 5).c_str());
-  x.lines.push_back(Sprintf("= max over c of S_ij[%d, c] = S[%d, %d] (key %d)", r, s.row_begin + r, s.col_begin + argmax,
-                            s.col_begin + argmax));
+  x.lines.push_back(Sprintf("= max over c of S_ij[%d, c] = S[%d, %d] (key %d)", r, s.row_begin + r,
+                            s.col_begin + argmax, s.col_begin + argmax));
   if (std::isinf(x.value)) x.lines.push_back("−∞: every key of this tile is masked for this row");
   return x;
 }
@@ -250,7 +254,8 @@ Explanation ExplainRunningMax(const Model& m, int r) {
   if (StatsUpdated(m) && !s.tile.m_tile.empty()) {
     const double tile_max = s.tile.m_tile[k];
     x.lines.push_back(Kv(m) ? "m_new = max(m_i, m~_ij)" : "m_i ← max(m_old, rowmax(S_ij))");
-    x.lines.push_back(Sprintf("= max(%s, %s) = %s", Num(old, 5).c_str(), Num(tile_max, 5).c_str(), Num(x.value, 5).c_str()));
+    x.lines.push_back(
+        Sprintf("= max(%s, %s) = %s", Num(old, 5).c_str(), Num(tile_max, 5).c_str(), Num(x.value, 5).c_str()));
     x.lines.push_back(tile_max > old ? "a new row maximum: the old ℓ_i and O_i are rescaled by α = e^(m_old − m_new)"
                                      : "the maximum did not change: α = 1");
   } else if (std::isinf(x.value)) {

@@ -15,7 +15,8 @@ void FillMatrixImage(int rows, int cols, const std::function<double(int, int)>& 
     // Texel centre → cell: exact when the image has one texel per cell.
     const int r = static_cast<int>((static_cast<std::int64_t>(y) * 2 + 1) * rows / (2 * static_cast<std::int64_t>(h)));
     for (int x = 0; x < w; ++x) {
-      const int c = static_cast<int>((static_cast<std::int64_t>(x) * 2 + 1) * cols / (2 * static_cast<std::int64_t>(w)));
+      const int c =
+          static_cast<int>((static_cast<std::int64_t>(x) * 2 + 1) * cols / (2 * static_cast<std::int64_t>(w)));
       image.at(x, y) = scale(value(r, c));
     }
   }

@@ -209,7 +209,8 @@ void DrawCentre(const Model& model, UiState& ui, const ScreenRect& r) {
         const std::string title = PlainNotation(p.title) + "###" + p.id;
         if (ImGui::BeginTabItem(title.c_str(), &open, flags)) {
           ui.active_tab = p.id;
-          ImGui::BeginChild(p.id, ImVec2(0, 0), false, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
+          ImGui::BeginChild(p.id, ImVec2(0, 0), false,
+                            ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
           p.draw(model, ui);
           ImGui::EndChild();
           ImGui::EndTabItem();
@@ -267,7 +268,8 @@ void DrawUi(const Model& model, UiState& ui) {
   const float menu_h = ImGui::GetFrameHeight();
   // The bottom strip: the scrubber and two lines of narration in the large font.
   const float large_line = LargeFont()->FontSize * (ImGui::GetFontSize() / std::max(1.0f, ImGui::GetFont()->FontSize));
-  const float bottom_h = ImGui::GetFrameHeight() * 1.3f + 2 * large_line + style.ItemSpacing.y * 2 + style.WindowPadding.y * 2 + 4;
+  const float bottom_h =
+      ImGui::GetFrameHeight() * 1.3f + 2 * large_line + style.ItemSpacing.y * 2 + style.WindowPadding.y * 2 + 4;
   // Columns widen with the text: the UI scale and the large-font mode (1.4× text) both count.
   const float layout_scale = ui.ui_scale * (ui.large_font ? 1.3f : 1.0f);
   const UiLayout L = ComputeUiLayout(ImGui::GetIO().DisplaySize, menu_h, bottom_h, layout_scale,

@@ -121,8 +121,9 @@ void Model::SetProblem(const AttentionProblem& problem, std::shared_ptr<const At
       static_cast<double>(rp.n) * rp.n * rp.d < kInlineWork);
   // The sweep is wanted as soon as the traffic view opens; start it now, it only counts.
   const AttentionProblem p = problem_;
-  sweep_.Request(problem_version_, [p](const std::atomic<bool>& cancel) { return ComputeSweep(p, kSweepMaxSteps, cancel); },
-                 false);
+  sweep_.Request(
+      problem_version_, [p](const std::atomic<bool>& cancel) { return ComputeSweep(p, kSweepMaxSteps, cancel); },
+      false);
 }
 
 void Model::SetStep(std::int64_t step) {

@@ -41,9 +41,10 @@ std::string Narrate(const Model& model) {
         return Sprintf("load_kv: K_j and V_j (j = %d of T_c = %d, %s) come from HBM into SRAM: %s. They stay on "
                        "chip while every Q tile visits them.",
                        j, p.tc(), Keys(p, j).c_str(), read.c_str());
-      return Sprintf("load_kv: K_j and V_j (j = %d of T_c = %d, %s) come from HBM for Q tile i = %d: %s. In the Q-outer "
-                     "order K and V are streamed once per Q tile.",
-                     j, p.tc(), Keys(p, j).c_str(), i, read.c_str());
+      return Sprintf(
+          "load_kv: K_j and V_j (j = %d of T_c = %d, %s) come from HBM for Q tile i = %d: %s. In the Q-outer "
+          "order K and V are streamed once per Q tile.",
+          j, p.tc(), Keys(p, j).c_str(), i, read.c_str());
     case Phase::kLoadQ:
       if (kv)
         return Sprintf("load_q: Q_i, O_i, ℓ_i and m_i (i = %d of T_r = %d, %s) come from HBM: %s. With K/V outside, "
@@ -53,14 +54,16 @@ std::string Narrate(const Model& model) {
                      "on chip and stay there until write_back.",
                      i, p.tr(), Rows(p, i).c_str(), read.c_str());
     case Phase::kScores:
-      return Sprintf("scores: S_ij = scale·Q_i K_jᵀ (scale %s), a %d × %d tile computed in SRAM. It is never written to "
-                     "HBM: the next tile pair overwrites it.",
-                     Sprintf("%.4g", p.scale).c_str(), s.rows, s.cols);
+      return Sprintf(
+          "scores: S_ij = scale·Q_i K_jᵀ (scale %s), a %d × %d tile computed in SRAM. It is never written to "
+          "HBM: the next tile pair overwrites it.",
+          Sprintf("%.4g", p.scale).c_str(), s.rows, s.cols);
     case Phase::kRowMax:
       if (kv) return "rowmax: m~_ij = rowmax(S_ij), the largest score of each row within this tile.";
-      return Sprintf("rowmax: m_i ← max(m_i, rowmax S_ij). %d of %d rows found a new maximum: their ℓ_i and O_i will be "
-                     "rescaled by α = e^(m_old − m_new).",
-                     NewMaxima(s), s.rows);
+      return Sprintf(
+          "rowmax: m_i ← max(m_i, rowmax S_ij). %d of %d rows found a new maximum: their ℓ_i and O_i will be "
+          "rescaled by α = e^(m_old − m_new).",
+          NewMaxima(s), s.rows);
     case Phase::kExp:
       return kv ? "exp: P~_ij = exp(S_ij − m~_ij) overwrites S_ij in place; every entry is in (0, 1], each row's "
                   "largest is 1."
@@ -82,9 +85,10 @@ std::string Narrate(const Model& model) {
       if (kv)
         return Sprintf("write_back: O_i, ℓ_i ← ℓ_new and m_i ← m_new go back to HBM (%s); SRAM keeps only K_j, V_j.",
                        written.c_str());
-      return Sprintf("write_back: O_i and L_i = m_i + log ℓ_i (for the backward pass) go to HBM (%s); row tile i = %d is "
-                     "finished.",
-                     written.c_str(), i);
+      return Sprintf(
+          "write_back: O_i and L_i = m_i + log ℓ_i (for the backward pass) go to HBM (%s); row tile i = %d is "
+          "finished.",
+          written.c_str(), i);
     case Phase::kFinalize:
       return "finalize: O_i ← diag(ℓ_i)⁻¹ O_i, the only division, once per row after the last K/V tile.";
     case Phase::kDone: {

@@ -41,7 +41,8 @@ ProblemForm Form(int n, int d, int br, int bc, std::int64_t sram, LoopOrder orde
 }
 
 const std::array<Preset, 4> kPresets = {{
-    {"first-lesson", "First lesson", "N = 8, d = 4, B_r = B_c = 2: four Q tiles and four K/V tiles, every number visible",
+    {"first-lesson", "First lesson",
+     "N = 8, d = 4, B_r = B_c = 2: four Q tiles and four K/V tiles, every number visible",
      Form(8, 4, 2, 2, kDefaultSramBytes, LoopOrder::kKvOuter, false, 1)},
     {"vortex", "Vortex report",
      "N = 64, d = 8, B_r = B_c = 16, Q outer loop and no 1/√d, as the Vortex SIMT program runs it",

@@ -58,7 +58,8 @@ std::string Strip(const char* text, std::vector<TildeMark>* marks) {
     // Capitals and ascenders reach higher than x-height letters; ℓ (U+2113, E2 84 93) highest of all.
     const bool tall = (c >= 'A' && c <= 'Z') || c >= 0xC0 ||
                       (ascii_letter && std::string_view("bdfhklt").find(*p) != std::string_view::npos);
-    const bool script_l = c == 0xE2 && static_cast<unsigned char>(p[1]) == 0x84 && static_cast<unsigned char>(p[2]) == 0x93;
+    const bool script_l =
+        c == 0xE2 && static_cast<unsigned char>(p[1]) == 0x84 && static_cast<unsigned char>(p[2]) == 0x93;
     last_top = script_l ? -0.03f : tall ? 0.07f : 0.26f;
     std::size_t copied = 0;
     while (copied < len && p[copied]) out.push_back(p[copied++]);  // a truncated sequence stops at the NUL

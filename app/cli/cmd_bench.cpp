@@ -86,30 +86,26 @@ cuda::SweepSpec ToSpec(const BenchOptions& o) {
 std::vector<cuda::BenchRow> LoadCsvs(const std::string& list) {
   std::vector<cuda::BenchRow> rows;
   for (const std::string& path : SplitList(list)) {
-    std::vector<cuda::BenchRow> more = cuda::ParseBenchCsv(ReadWholeFile(path, cuda::kMaxBenchCsvBytes, "a benchmark CSV"), path);
+    std::vector<cuda::BenchRow> more =
+        cuda::ParseBenchCsv(ReadWholeFile(path, cuda::kMaxBenchCsvBytes, "a benchmark CSV"), path);
     rows.insert(rows.end(), more.begin(), more.end());
   }
   return rows;
 }
 
 // --png needs the plot code of viz/ (built with the GUI); say so before any kernel runs.
-void CheckPngPossible(const BenchOptions& o) {
+void CheckPngPossible([[maybe_unused]] const BenchOptions& o) {
 #ifndef FLASHVIZ_HAVE_VIZ
   if (!o.png.empty()) throw InputError("--png: this flashviz was built without viz/ (the GUI's plot code draws it)");
-#else
-  (void)o;
 #endif
 }
 
-void WritePlot(const std::vector<cuda::BenchRow>& rows, const std::string& title, OutputFile& png) {
+void WritePlot([[maybe_unused]] const std::vector<cuda::BenchRow>& rows, [[maybe_unused]] const std::string& title,
+               [[maybe_unused]] OutputFile& png) {
 #ifdef FLASHVIZ_HAVE_VIZ
   BenchPlotOptions options;
   options.title = title;
   png.Write(EncodePng(RenderBenchImage(rows, options)));
-#else
-  (void)rows;
-  (void)title;
-  (void)png;
 #endif
 }
 
@@ -181,11 +177,11 @@ int RunBench(const BenchOptions& o) {
   if (!o.replot.empty()) return Replot(o);
   if (o.csv.empty()) throw UsageError("--csv FILE is required (the results, one row per kernel and N)");
   const cuda::SweepSpec spec = ToSpec(o);
-  const std::vector<cuda::SweepPoint> points = cuda::SweepPoints(spec);  // every input checked before the GPU
+  // Every input checked before the GPU (and in builds without CUDA, which stop below).
+  [[maybe_unused]] const std::vector<cuda::SweepPoint> points = cuda::SweepPoints(spec);
   CheckPngPossible(o);
   const std::vector<cuda::BenchRow> peers = o.peers.empty() ? std::vector<cuda::BenchRow>() : LoadCsvs(o.peers);
 #ifndef FLASHVIZ_HAVE_CUDA
-  (void)points;
   throw InputError("bench runs the CUDA kernels: this flashviz was built without CUDA");
 #else
   if (auto reason = cuda::CudaUnavailableReason()) throw InputError("bench needs a CUDA GPU: " + *reason);
@@ -195,7 +191,8 @@ int RunBench(const BenchOptions& o) {
   OutputFile& csv = files.AddOutput(o.csv);
   OutputFile* png = o.png.empty() ? nullptr : &files.AddOutput(o.png);
   const std::string gpu = cuda::DeviceName();
-  std::fprintf(stderr, "bench: %s; %s\n", cuda::DeviceDescription().c_str(), cuda::DescribeSweep(spec, points.size()).c_str());
+  std::fprintf(stderr, "bench: %s; %s\n", cuda::DeviceDescription().c_str(),
+               cuda::DescribeSweep(spec, points.size()).c_str());
   std::vector<cuda::BenchRow> rows;
   bool all_good = true;
   for (std::size_t index = 0; index < points.size(); ++index) {
@@ -244,12 +241,16 @@ void AddBenchCommand(CLI::App& app, CommandList& commands) {
   auto options = std::make_shared<BenchOptions>();
   CLI::App* cmd = app.add_subcommand(
       "bench", "Validate and time the CUDA kernels over sequence lengths; write a CSV (and a log-log PNG)");
-  cmd->add_option("--kernels", options->kernels, "all (the default), or registry ids separated by commas (see `flashviz kernels`)");
-  cmd->add_option("--n", options->n_list, "sequence lengths N, separated by commas (default 512,1024,2048,4096,8192,16384)");
-  options->d_option = cmd->add_option("--d", options->d, "head dimension d (default 64; with --replot: draw only rows of this d)");
+  cmd->add_option("--kernels", options->kernels,
+                  "all (the default), or registry ids separated by commas (see `flashviz kernels`)");
+  cmd->add_option("--n", options->n_list,
+                  "sequence lengths N, separated by commas (default 512,1024,2048,4096,8192,16384)");
+  options->d_option =
+      cmd->add_option("--d", options->d, "head dimension d (default 64; with --replot: draw only rows of this d)");
   cmd->add_option("--batch", options->batch, "batch B (default: B·H = min(1024, 2^32/N²), as in docs/peers.md)");
   cmd->add_option("--heads", options->heads, "heads H (default 16)");
-  cmd->add_option("--dtype", options->dtype, "fp32 (the default), fp16 or bf16")->check(CLI::IsMember({"fp32", "fp16", "bf16"}));
+  cmd->add_option("--dtype", options->dtype, "fp32 (the default), fp16 or bf16")
+      ->check(CLI::IsMember({"fp32", "fp16", "bf16"}));
   cmd->add_flag("--causal", options->causal, "mask keys after the query (TFLOP/s then count half the FLOPs)");
   cmd->add_option("--csv", options->csv, "the results, one row per kernel and N (required unless --replot)");
   cmd->add_option("--png", options->png, "runtime against N, log-log, one line per kernel (the GUI panel's plot)");

@@ -76,16 +76,19 @@ bool AllFinite(const float* values, std::size_t count) {
 // again in float64, where no float32 input can overflow, and rounded to float32.
 class OverflowRepair {
  public:
-  OverflowRepair(int n, int d) : n_(n), d_(d), head_floats_(static_cast<std::size_t>(n) * static_cast<std::size_t>(d)) {}
+  OverflowRepair(int n, int d)
+      : n_(n), d_(d), head_floats_(static_cast<std::size_t>(n) * static_cast<std::size_t>(d)) {}
 
   // `out` holds the results of batches [first, first + count); `qkv_of(batch)` gives a batch's Q, K, V.
-  void Repair(float* out, std::int64_t first, std::int64_t count, const std::function<const float*(std::int64_t)>& qkv_of) {
+  void Repair(float* out, std::int64_t first, std::int64_t count,
+              const std::function<const float*(std::int64_t)>& qkv_of) {
     for (std::int64_t b = 0; b < count; ++b) {
       float* o = out + static_cast<std::size_t>(b) * head_floats_;
       if (AllFinite(o, head_floats_)) continue;
       const float* q = qkv_of(first + b);
       const double scale = 1.0 / std::sqrt(static_cast<double>(d_));
-      const std::vector<double> exact = ReferenceAttention(q, q + head_floats_, q + 2 * head_floats_, n_, d_, scale, false);
+      const std::vector<double> exact =
+          ReferenceAttention(q, q + head_floats_, q + 2 * head_floats_, n_, d_, scale, false);
       std::copy(exact.begin(), exact.end(), o);
       if (repaired_++ == 0) first_repaired_ = first + b;
     }
@@ -137,8 +140,9 @@ int RunHw4Cpu(const Hw4Options& o, const Clock::time_point start) {
     std::fprintf(stderr,
                  "hw4: B = %d, N = %d, d = %d, backend cpu (%s, %d threads)\n"
                  "hw4: read %.3f s, compute %.3f s (%.1f GFLOP/s), write %.3f s, total %.3f s\n",
-                 in.b, in.n, in.d, std::string(FastAttentionIsa()).c_str(), o.threads > 0 ? o.threads : HardwareThreads(),
-                 read_s, compute_s, flops / compute_s * 1e-9, write_s, Seconds(start));
+                 in.b, in.n, in.d, std::string(FastAttentionIsa()).c_str(),
+                 o.threads > 0 ? o.threads : HardwareThreads(), read_s, compute_s, flops / compute_s * 1e-9, write_s,
+                 Seconds(start));
   }
   return 0;
 }
@@ -242,20 +246,21 @@ int RunHw4Cuda(const Hw4Options& o, const Hw4Input& header, const Clock::time_po
   const auto commit_start = Clock::now();
   files.Commit();
   const double commit_s = Seconds(commit_start);
-  if (const std::string notice = overflow.Notice(header.b); !notice.empty()) std::fprintf(stderr, "%s\n", notice.c_str());
+  if (const std::string notice = overflow.Notice(header.b); !notice.empty())
+    std::fprintf(stderr, "%s\n", notice.c_str());
   if (o.verbose) {
     const double total_s = Seconds(start);
-    std::fprintf(stderr,
-                 "hw4: B = %d, N = %d, d = %d, backend cuda, kernel %s on %s\n"
-                 "hw4: %d chunks of %lld batches on %d streams\n"
-                 "hw4: CUDA context %.3f s, buffers %.3f s; busy: read %.3f s, H2D %.3f s, kernel %.3f s (%.1f TFLOP/s), "
-                 "D2H %.3f s, write %.3f s, overlapped in %.3f s; commit %.3f s\n"
-                 "hw4: total %.3f s (%.1f TFLOP/s end to end)\n",
-                 header.b, header.n, header.d, hw4::Hw4KernelInfoOf(options.kernel).id, report.device.c_str(),
-                 report.chunks, static_cast<long long>(report.batches_per_chunk), report.streams, probe_s + report.init_s,
-                 report.alloc_s, report.read_s, report.h2d_s, report.kernel_s,
-                 report.flops / std::max(report.kernel_s, 1e-9) * 1e-12, report.d2h_s, report.write_s,
-                 report.pipeline_s, commit_s, total_s, report.flops / total_s * 1e-12);
+    std::fprintf(
+        stderr,
+        "hw4: B = %d, N = %d, d = %d, backend cuda, kernel %s on %s\n"
+        "hw4: %d chunks of %lld batches on %d streams\n"
+        "hw4: CUDA context %.3f s, buffers %.3f s; busy: read %.3f s, H2D %.3f s, kernel %.3f s (%.1f TFLOP/s), "
+        "D2H %.3f s, write %.3f s, overlapped in %.3f s; commit %.3f s\n"
+        "hw4: total %.3f s (%.1f TFLOP/s end to end)\n",
+        header.b, header.n, header.d, hw4::Hw4KernelInfoOf(options.kernel).id, report.device.c_str(), report.chunks,
+        static_cast<long long>(report.batches_per_chunk), report.streams, probe_s + report.init_s, report.alloc_s,
+        report.read_s, report.h2d_s, report.kernel_s, report.flops / std::max(report.kernel_s, 1e-9) * 1e-12,
+        report.d2h_s, report.write_s, report.pipeline_s, commit_s, total_s, report.flops / total_s * 1e-12);
   }
   return 0;
 }
@@ -266,7 +271,7 @@ int RunHw4(const Hw4Options& o) {
   const auto start = Clock::now();
   const Hw4Input header = ReadHw4Header(o.input);  // every size check before any output is opened
   std::string backend = o.backend;
-  double probe_s = 0;
+  [[maybe_unused]] double probe_s = 0;  // read by the CUDA backend only
   if (backend == "cuda" || backend == "auto") {
     const auto probe_start = Clock::now();
     const std::string why = CudaUnavailableReason();
@@ -279,11 +284,10 @@ int RunHw4(const Hw4Options& o) {
       backend = "cuda";
     }
   }
-  if (backend == "cpu" && !o.kernel.empty()) throw UsageError("--kernel chooses a CUDA kernel; the CPU backend has one");
+  if (backend == "cpu" && !o.kernel.empty())
+    throw UsageError("--kernel chooses a CUDA kernel; the CPU backend has one");
 #ifdef FLASHVIZ_HAVE_CUDA
   if (backend == "cuda") return RunHw4Cuda(o, header, start, probe_s);
-#else
-  (void)probe_s;
 #endif
   return RunHw4Cpu(o, start);
 }
@@ -300,7 +304,8 @@ void AddHw4Command(CLI::App& app, CommandList& commands) {
   cmd->add_option("--kernel", options->kernel,
                   "the CUDA kernel: auto (chosen by measurement for d), tf32x3, fp32-simt or fp32-general");
   cmd->add_option("--threads", options->threads, "CPU threads (default: all)");
-  cmd->add_flag("--verbose", options->verbose, "print the time split and the throughput (progress on stderr: one line rewritten on a "
+  cmd->add_flag("--verbose", options->verbose,
+                "print the time split and the throughput (progress on stderr: one line rewritten on a "
                 "terminal, one line per tenth of the work elsewhere)");
   commands.push_back({cmd, [options] { return RunHw4(*options); }});
 }

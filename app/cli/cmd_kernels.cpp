@@ -61,7 +61,8 @@ int RunKernels(const KernelsOptions& o) {
 
 void AddKernelsCommand(CLI::App& app, CommandList& commands) {
   auto options = std::make_shared<KernelsOptions>();
-  CLI::App* cmd = app.add_subcommand("kernels", "List the CUDA kernel variants (the registry) and whether they can run");
+  CLI::App* cmd =
+      app.add_subcommand("kernels", "List the CUDA kernel variants (the registry) and whether they can run");
   cmd->add_flag("--brief", options->brief, "the table only, without each variant's description");
   commands.push_back({cmd, [options] { return RunKernels(*options); }});
 }

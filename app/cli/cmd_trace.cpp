@@ -35,10 +35,8 @@ struct GpuTraceFields {
   bool agrees = true;
 };
 
-GpuTraceFields RunOnGpu(const Stepper& stepper, const TraceCommandOptions& o) {
+GpuTraceFields RunOnGpu([[maybe_unused]] const Stepper& stepper, [[maybe_unused]] const TraceCommandOptions& o) {
 #ifndef FLASHVIZ_HAVE_CUDA
-  (void)stepper;
-  (void)o;
   throw InputError("--gpu: this flashviz was built without CUDA");
 #else
   const AttentionProblem& p = stepper.problem();
@@ -46,8 +44,9 @@ GpuTraceFields RunOnGpu(const Stepper& stepper, const TraceCommandOptions& o) {
       cuda::RunTileProbe(p, *stepper.inputs(), o.probe_tile, o.probe_row));
   auto check = std::make_shared<cuda::CrossCheck>(cuda::CompareWithModel(stepper, *result));
   GpuTraceFields fields;
-  fields.config = {{"gpu",
-                    {{"device", cuda::CudaDeviceDescription()}, {"kernel", result->kernel}, {"kernel_ms", result->kernel_ms}}}};
+  fields.config = {
+      {"gpu",
+       {{"device", cuda::CudaDeviceDescription()}, {"kernel", result->kernel}, {"kernel_ms", result->kernel_ms}}}};
   const Phase iteration_end = TileIterationPhases(p.order).back();
   fields.per_step = [result, check, iteration_end, p](const StepView& view) {
     const StepInfo& info = view.info();

@@ -212,14 +212,15 @@ nlohmann::json ReportJson(const Report& r) {
     int padding_ops = 0;
     for (const auto& op : vortex::MmaMicroOps()) padding_ops += op.only_padding ? 1 : 0;
     const vortex::TcuRoles roles;
-    j["tcu"] = {{"fragments", fragments},
-                {"mma_per_kv_tile", 2},
-                {"micro_ops_per_mma", vortex::kMicroOpsPerMma},
-                {"micro_ops_on_padding", padding_ops},
-                {"roles",
-                 {{"rowmax", roles.rowmax}, {"exp", roles.exp}, {"rowsum", roles.rowsum}, {"accumulate", roles.accumulate}}},
-                {"useful_fraction_vortex", vortex::UsefulFraction(vortex::kVortexTcuTile, m.request.d)},
-                {"useful_fraction_nvidia_wmma", vortex::UsefulFraction(vortex::kNvidiaWmmaTile, m.request.d)}};
+    j["tcu"] = {
+        {"fragments", fragments},
+        {"mma_per_kv_tile", 2},
+        {"micro_ops_per_mma", vortex::kMicroOpsPerMma},
+        {"micro_ops_on_padding", padding_ops},
+        {"roles",
+         {{"rowmax", roles.rowmax}, {"exp", roles.exp}, {"rowsum", roles.rowsum}, {"accumulate", roles.accumulate}}},
+        {"useful_fraction_vortex", vortex::UsefulFraction(vortex::kVortexTcuTile, m.request.d)},
+        {"useful_fraction_nvidia_wmma", vortex::UsefulFraction(vortex::kNvidiaWmmaTile, m.request.d)}};
   }
 
   nlohmann::json programs = nlohmann::json::array();
@@ -341,8 +342,11 @@ void PrintText(const Report& r) {
                 static_cast<long long>(region.bytes), PadRight(region.name, 18).c_str(), region.layout.c_str());
 
   if (tcu) {
-    std::printf("\nTensor unit: per K/V tile two mma_sync on 8x8 tiles with K = 16 (the 8-wide dimension zero-padded):\n");
-    std::printf("  #1 S_ij = Q_i K_j^T: A = Q_i (8x16 fp16, f0-f7), B = K_j^T (16x8 fp16, f10-f17), C = S_ij (8x8 fp32, f24-f31)\n");
+    std::printf(
+        "\nTensor unit: per K/V tile two mma_sync on 8x8 tiles with K = 16 (the 8-wide dimension zero-padded):\n");
+    std::printf(
+        "  #1 S_ij = Q_i K_j^T: A = Q_i (8x16 fp16, f0-f7), B = K_j^T (16x8 fp16, f10-f17), C = S_ij (8x8 fp32, "
+        "f24-f31)\n");
     std::printf("  #2 P~_ij V_j:        A = P~_ij (f0-f7), B = V_j (f10-f17), C = P~_ij V_j (f24-f31)\n");
     std::printf("  padding: A's columns 8-15 live in %s of every lane; B's rows 8-15 in %s\n",
                 vortex::PaddingRegisterNames(vortex::Fragment::kA).c_str(),
@@ -408,8 +412,9 @@ void PrintText(const Report& r) {
   std::printf("\nNumerics (%s):\n", r.numerics_note.c_str());
   if (r.numerics) {
     const auto& x = *r.numerics;
-    std::printf("  SIMT (fp32): max |O - O_ref| = %.3g, %lld outside the program's check |ref - out| <= 1e-3 + 1e-3|out|\n",
-                x.max_error_simt, static_cast<long long>(x.simt_outside_check));
+    std::printf(
+        "  SIMT (fp32): max |O - O_ref| = %.3g, %lld outside the program's check |ref - out| <= 1e-3 + 1e-3|out|\n",
+        x.max_error_simt, static_cast<long long>(x.simt_outside_check));
     if (!x.o_tcu.empty())
       std::printf("  TCU (fp16 in, fp32 accumulate): max |O - O_ref| = %.3g, %lld outside that check; max |O_tcu - "
                   "O_simt| = %.3g\n",

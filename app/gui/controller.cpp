@@ -195,7 +195,8 @@ void InspectInputFile(UiState& ui) {
   try {
     const Hw4Input header = ReadHw4Header(ui.form.input_path);
     ui.input_file_batches = header.b;
-    ui.input_file_info = Sprintf("%d batch%s of N = %d, d = %d", header.b, header.b == 1 ? "" : "es", header.n, header.d);
+    ui.input_file_info =
+        Sprintf("%d batch%s of N = %d, d = %d", header.b, header.b == 1 ? "" : "es", header.n, header.d);
   } catch (const InputError& e) {
     ui.input_file_info = e.what();
   }

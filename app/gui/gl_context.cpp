@@ -88,8 +88,18 @@ std::unique_ptr<GlContext> ContextOn(EGLDisplay display, const std::string& plat
     return nullptr;
   }
   const bool surfaceless = epoxy_has_egl_extension(display, "EGL_KHR_surfaceless_context");
-  const EGLint pbuffer_config[] = {EGL_SURFACE_TYPE, EGL_PBUFFER_BIT, EGL_RENDERABLE_TYPE, EGL_OPENGL_BIT, EGL_RED_SIZE, 8,
-                                   EGL_GREEN_SIZE,   8,               EGL_BLUE_SIZE,       8,              EGL_ALPHA_SIZE, 8,
+  const EGLint pbuffer_config[] = {EGL_SURFACE_TYPE,
+                                   EGL_PBUFFER_BIT,
+                                   EGL_RENDERABLE_TYPE,
+                                   EGL_OPENGL_BIT,
+                                   EGL_RED_SIZE,
+                                   8,
+                                   EGL_GREEN_SIZE,
+                                   8,
+                                   EGL_BLUE_SIZE,
+                                   8,
+                                   EGL_ALPHA_SIZE,
+                                   8,
                                    EGL_NONE};
   const EGLint any_config[] = {EGL_SURFACE_TYPE, 0, EGL_RENDERABLE_TYPE, EGL_OPENGL_BIT, EGL_NONE};
   EGLConfig config = nullptr;
@@ -181,7 +191,8 @@ bool ParseGlBackend(const std::string& text, GlBackend* backend) {
   return true;
 }
 
-std::unique_ptr<GlContext> CreateWindowContext(int width, int height, const char* title, bool visible, std::string* error) {
+std::unique_ptr<GlContext> CreateWindowContext(int width, int height, const char* title, bool visible,
+                                               std::string* error) {
   glfwSetErrorCallback(OnGlfwError);
   g_glfw_error.clear();
   if (!glfwInit()) {
@@ -263,14 +274,16 @@ ImTextureID GlTextureBackend::Create(const RgbaImage& image) {
   glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
   glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
   glPixelStorei(GL_UNPACK_ROW_LENGTH, 0);
-  glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, image.width, image.height, 0, GL_RGBA, GL_UNSIGNED_BYTE, image.pixels.data());
+  glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, image.width, image.height, 0, GL_RGBA, GL_UNSIGNED_BYTE,
+               image.pixels.data());
   return reinterpret_cast<ImTextureID>(static_cast<std::uintptr_t>(id));
 }
 
 void GlTextureBackend::Update(ImTextureID id, const RgbaImage& image) {
   glBindTexture(GL_TEXTURE_2D, static_cast<GLuint>(reinterpret_cast<std::uintptr_t>(id)));
   glPixelStorei(GL_UNPACK_ROW_LENGTH, 0);
-  glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, image.width, image.height, 0, GL_RGBA, GL_UNSIGNED_BYTE, image.pixels.data());
+  glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, image.width, image.height, 0, GL_RGBA, GL_UNSIGNED_BYTE,
+               image.pixels.data());
 }
 
 void GlTextureBackend::Destroy(ImTextureID id) {

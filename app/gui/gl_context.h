@@ -26,7 +26,8 @@ class GlContext {
 };
 
 // A GLFW window with a 3.3 core context, current on this thread. Null with a one-line reason in `error`.
-std::unique_ptr<GlContext> CreateWindowContext(int width, int height, const char* title, bool visible, std::string* error);
+std::unique_ptr<GlContext> CreateWindowContext(int width, int height, const char* title, bool visible,
+                                               std::string* error);
 // An offscreen context for `preference` (kAuto: EGL, then a hidden GLFW window). Null with the reasons of
 // every attempt in `error`.
 std::unique_ptr<GlContext> CreateOffscreenContext(GlBackend preference, std::string* error);

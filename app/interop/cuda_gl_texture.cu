@@ -26,8 +26,8 @@ __global__ void ColormapIntoSurface(cudaSurfaceObject_t surface, const float* va
   surf2Dwrite(TexelColor(values, rows, cols, width, height, x, y, lo, hi, masked, lut), surface, x * 4, y);
 }
 
-__global__ void ColormapIntoBuffer(std::uint32_t* texels, const float* values, int rows, int cols, int width, int height,
-                                   float lo, float hi, std::uint32_t masked, const std::uint32_t* lut) {
+__global__ void ColormapIntoBuffer(std::uint32_t* texels, const float* values, int rows, int cols, int width,
+                                   int height, float lo, float hi, std::uint32_t masked, const std::uint32_t* lut) {
   const int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
   if (x >= width || y >= height) return;
   texels[static_cast<size_t>(y) * width + x] =

@@ -32,7 +32,9 @@ void Check(cudaError_t status, const char* what) {
 // A device allocation that frees itself.
 class DeviceBuffer {
  public:
-  explicit DeviceBuffer(std::size_t bytes) { Check(cudaMalloc(&data_, std::max<std::size_t>(bytes, 16)), "allocating"); }
+  explicit DeviceBuffer(std::size_t bytes) {
+    Check(cudaMalloc(&data_, std::max<std::size_t>(bytes, 16)), "allocating");
+  }
   ~DeviceBuffer() { cudaFree(data_); }
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
@@ -69,7 +71,8 @@ __global__ void MaxFiniteMagnitude(const float* values, long long count, unsigne
 float MaxFiniteMagnitudeOf(const float* device_values, long long count) {
   DeviceBuffer result(sizeof(unsigned));
   Check(cudaMemset(result.as<unsigned>(), 0, sizeof(unsigned)), "clearing");
-  MaxFiniteMagnitude<<<std::min<long long>((count + 255) / 256, 1024), 256>>>(device_values, count, result.as<unsigned>());
+  MaxFiniteMagnitude<<<std::min<long long>((count + 255) / 256, 1024), 256>>>(device_values, count,
+                                                                              result.as<unsigned>());
   Check(cudaGetLastError(), "finding the value range");
   unsigned bits = 0;
   Check(cudaMemcpy(&bits, result.as<unsigned>(), sizeof bits, cudaMemcpyDeviceToHost), "reading the value range");
@@ -206,7 +209,8 @@ void LiveGpuController::Run(Model& model, const LiveGpuRequest& request) {
     const std::size_t nd = static_cast<std::size_t>(p.n) * p.d;
     auto q = Upload(in.q), k = Upload(in.k), v = Upload(in.v);
     DeviceBuffer o(nd * sizeof(float));
-    const std::size_t workspace_bytes = variant->workspace_bytes ? variant->workspace_bytes(shape, cuda::DType::kFp32) : 0;
+    const std::size_t workspace_bytes =
+        variant->workspace_bytes ? variant->workspace_bytes(shape, cuda::DType::kFp32) : 0;
     DeviceBuffer workspace(workspace_bytes);
     cuda::AttentionArgs args;
     args.shape = shape;
@@ -243,8 +247,8 @@ void LiveGpuController::Run(Model& model, const LiveGpuRequest& request) {
     std::vector<float> reference_o(reference->o.begin(), reference->o.end());
     auto reference_device = Upload(reference_o);
     DeviceBuffer error(nd * sizeof(float));
-    AbsoluteDifference<<<std::min<std::size_t>((nd + 255) / 256, 1024), 256>>>(o.as<float>(), reference_device->as<float>(),
-                                                                              error.as<float>(), static_cast<long long>(nd));
+    AbsoluteDifference<<<std::min<std::size_t>((nd + 255) / 256, 1024), 256>>>(
+        o.as<float>(), reference_device->as<float>(), error.as<float>(), static_cast<long long>(nd));
     Check(cudaGetLastError(), "computing |O - O_ref|");
     view.variant_max_error = MaxFiniteMagnitudeOf(error.as<float>(), static_cast<long long>(nd));
     const std::uint32_t masked = GetPalette().masked;
@@ -259,7 +263,8 @@ void LiveGpuController::Run(Model& model, const LiveGpuRequest& request) {
       view.images.push_back({title, texture.gl_texture(), texture.width(), texture.height(), rows, cols, lo, hi,
                              diverging, max_value});
     };
-    const double o_max = std::max(1e-30, static_cast<double>(MaxFiniteMagnitudeOf(o.as<float>(), static_cast<long long>(nd))));
+    const double o_max =
+        std::max(1e-30, static_cast<double>(MaxFiniteMagnitudeOf(o.as<float>(), static_cast<long long>(nd))));
     draw(0, "O (GPU)", o.as<float>(), p.n, p.d, -o_max, o_max, true, 0);
     draw(1, "|O − O_ref|", error.as<float>(), p.n, p.d, 0.0, std::max(1e-30, view.variant_max_error), false,
          view.variant_max_error);

@@ -39,7 +39,8 @@ Header CheckHeader(const std::uint8_t* data, std::int64_t size, const std::strin
   const std::int32_t value[3] = {h.b, h.n, h.d};
   for (int f = 0; f < 3; ++f)
     if (value[f] <= 0)
-      throw InputError(Sprintf("%s: %s = %d in the header; B, N and d must be positive", name.c_str(), field[f], value[f]));
+      throw InputError(
+          Sprintf("%s: %s = %d in the header; B, N and d must be positive", name.c_str(), field[f], value[f]));
   return h;
 }
 
@@ -70,8 +71,9 @@ std::string NonFiniteValueMessage(const std::string& name, int n, int d, std::si
   const std::size_t head = static_cast<std::size_t>(n) * static_cast<std::size_t>(d);
   const std::size_t batch = at / (3 * head), within = at % (3 * head);
   const std::size_t matrix = within / head, element = within % head;
-  return Sprintf("%s: non-finite value (%s) in batch %zu, %s[%zu][%zu]", name.c_str(), std::isnan(value) ? "nan" : (value < 0 ? "-inf" : "inf"),
-                 batch, kMatrixNames[matrix], element / static_cast<std::size_t>(d), element % static_cast<std::size_t>(d));
+  return Sprintf("%s: non-finite value (%s) in batch %zu, %s[%zu][%zu]", name.c_str(),
+                 std::isnan(value) ? "nan" : (value < 0 ? "-inf" : "inf"), batch, kMatrixNames[matrix],
+                 element / static_cast<std::size_t>(d), element % static_cast<std::size_t>(d));
 }
 
 AttentionInputs Hw4Input::Batch(int batch) const {

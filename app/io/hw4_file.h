@@ -1,5 +1,5 @@
-// The course assignment's binary format (the course assignment: docs/sources.md): int32 B, N, d, then per batch N·d float32 each of Q, K
-// and V (row-major); the output is B·N·d float32. Every malformed file gets a one-line reason.
+// The course assignment's binary format (the course assignment: docs/sources.md): int32 B, N, d, then per batch N·d
+// float32 each of Q, K and V (row-major); the output is B·N·d float32. Every malformed file gets a one-line reason.
 #pragma once
 
 #include <cstdint>

@@ -93,16 +93,20 @@ std::string TraceSummary(const AttentionProblem& p, const Ledger& flash, const L
   text += Sprintf("%-8s %14lld %14lld %14lld %14lld\n", "total", static_cast<long long>(flash.HbmReadBytes()),
                   static_cast<long long>(flash.HbmWriteBytes()), static_cast<long long>(standard.HbmReadBytes()),
                   static_cast<long long>(standard.HbmWriteBytes()));
-  text += Sprintf("hbm_read_bytes %lld\nhbm_write_bytes %lld\nstandard_hbm_read_bytes %lld\nstandard_hbm_write_bytes %lld\n",
-                  static_cast<long long>(flash.HbmReadBytes()), static_cast<long long>(flash.HbmWriteBytes()),
-                  static_cast<long long>(standard.HbmReadBytes()), static_cast<long long>(standard.HbmWriteBytes()));
-  text += Sprintf("flash / standard HBM bytes: %.4f\n", static_cast<double>(flash.HbmBytes()) /
-                                                         static_cast<double>(std::max<std::int64_t>(1, standard.HbmBytes())));
+  text += Sprintf(
+      "hbm_read_bytes %lld\nhbm_write_bytes %lld\nstandard_hbm_read_bytes %lld\nstandard_hbm_write_bytes %lld\n",
+      static_cast<long long>(flash.HbmReadBytes()), static_cast<long long>(flash.HbmWriteBytes()),
+      static_cast<long long>(standard.HbmReadBytes()), static_cast<long long>(standard.HbmWriteBytes()));
+  text += Sprintf(
+      "flash / standard HBM bytes: %.4f\n",
+      static_cast<double>(flash.HbmBytes()) / static_cast<double>(std::max<std::int64_t>(1, standard.HbmBytes())));
   text += Sprintf("SRAM peak %lld bytes of M = %lld (%s)\n", static_cast<long long>(flash.sram_peak_bytes),
                   static_cast<long long>(p.sram_bytes),
-                  flash.sram_peak_bytes <= p.sram_bytes ? "fits" : "exceeds M: Algorithm 1's sizing leaves out S_ij and the statistics");
-  text += Sprintf("SRAM reads by compute %lld bytes, writes %lld bytes\n", static_cast<long long>(flash.sram_read_bytes),
-                  static_cast<long long>(flash.sram_write_bytes));
+                  flash.sram_peak_bytes <= p.sram_bytes
+                      ? "fits"
+                      : "exceeds M: Algorithm 1's sizing leaves out S_ij and the statistics");
+  text += Sprintf("SRAM reads by compute %lld bytes, writes %lld bytes\n",
+                  static_cast<long long>(flash.sram_read_bytes), static_cast<long long>(flash.sram_write_bytes));
   return text;
 }
 

@@ -32,8 +32,10 @@ std::optional<std::string> ProblemRequestError(const ProblemRequest& r) {
     return Sprintf("d = %d is out of range: d must be between 1 and %d", r.d, kMaxHeadDim);
   if (r.br && *r.br < 1) return Sprintf("B_r = %d is impossible: a Q tile needs at least one row", *r.br);
   if (r.bc && *r.bc < 1) return Sprintf("B_c = %d is impossible: a K/V tile needs at least one row", *r.bc);
-  if (r.br && *r.br > kMaxSequenceLength) return Sprintf("B_r = %d is out of range (at most %d)", *r.br, kMaxSequenceLength);
-  if (r.bc && *r.bc > kMaxSequenceLength) return Sprintf("B_c = %d is out of range (at most %d)", *r.bc, kMaxSequenceLength);
+  if (r.br && *r.br > kMaxSequenceLength)
+    return Sprintf("B_r = %d is out of range (at most %d)", *r.br, kMaxSequenceLength);
+  if (r.bc && *r.bc > kMaxSequenceLength)
+    return Sprintf("B_c = %d is out of range (at most %d)", *r.bc, kMaxSequenceLength);
   if (r.sram_bytes) {
     // Algorithm 1 sizes its tiles so that K_j, V_j, Q_i and O_i fit: at least one row of each.
     const std::int64_t one_row_each = 16LL * r.d;

@@ -91,13 +91,15 @@ StepInfo Schedule::Info(std::int64_t step) const {
   if (kv) {
     if (offset == 0) return {step, Phase::kLoadKv, -1, t};
     const std::int64_t k = offset - 1;
-    return {step, phases[static_cast<std::size_t>(k % per_iteration)], o.inner_begin + static_cast<int>(k / per_iteration), t};
+    return {step, phases[static_cast<std::size_t>(k % per_iteration)],
+            o.inner_begin + static_cast<int>(k / per_iteration), t};
   }
   if (offset == 0) return {step, Phase::kLoadQ, t, -1};
   const std::int64_t k = offset - 1;
   const std::int64_t active = o.inner_end - o.inner_begin;
   if (k < active * per_iteration)
-    return {step, phases[static_cast<std::size_t>(k % per_iteration)], t, o.inner_begin + static_cast<int>(k / per_iteration)};
+    return {step, phases[static_cast<std::size_t>(k % per_iteration)], t,
+            o.inner_begin + static_cast<int>(k / per_iteration)};
   return {step, k == active * per_iteration ? Phase::kFinalize : Phase::kWriteBack, t, -1};
 }
 

@@ -86,7 +86,8 @@ class Executor final : public StepView {
   }
   // The size of every SRAM tile for the current tile geometry, refreshed whenever rows_ or cols_ change.
   void RefreshTileSizes() {
-    for (int t = 0; t < kSramTileCount; ++t) tile_floats_[t] = SramTileFloats(static_cast<SramTile>(t), rows_, cols_, p_.d);
+    for (int t = 0; t < kSramTileCount; ++t)
+      tile_floats_[t] = SramTileFloats(static_cast<SramTile>(t), rows_, cols_, p_.d);
   }
 
   template <class Visit>

@@ -62,8 +62,10 @@ std::vector<SweepPoint> SweepPoints(const SweepSpec& spec) {
   if (spec.kernels.empty()) throw InputError("no kernels to run");
   if (spec.n_values.empty()) throw InputError("no sequence lengths to run");
   if (spec.d < 1 || spec.d > kMaxHeadDim) throw InputError(Sprintf("d = %d: 1 ≤ d ≤ %d", spec.d, kMaxHeadDim));
-  if (spec.heads < 1 || spec.batch < 0) throw InputError(Sprintf("B = %d, H = %d: both must be positive", spec.batch, spec.heads));
-  if (spec.repeats < 20) throw InputError(Sprintf("--repeats %d: at least 20 (figures are medians of 20 or more)", spec.repeats));
+  if (spec.heads < 1 || spec.batch < 0)
+    throw InputError(Sprintf("B = %d, H = %d: both must be positive", spec.batch, spec.heads));
+  if (spec.repeats < 20)
+    throw InputError(Sprintf("--repeats %d: at least 20 (figures are medians of 20 or more)", spec.repeats));
   if (spec.warmup < 0) throw InputError("--warmup must be 0 or more");
   std::vector<const VariantInfo*> variants;
   for (const std::string& id : spec.kernels) {
@@ -193,8 +195,9 @@ std::string DescribeSweep(const SweepSpec& spec, std::size_t points) {
   const std::string heads = spec.batch > 0 ? Sprintf("B = %d, H = %d", spec.batch, spec.heads)
                                            : Sprintf("H = %d, B·H = min(1024, 2³²/N²)", spec.heads);
   return Sprintf("%zu points: %zu kernel%s × N = %s, d = %d, %s, %s%s", points, spec.kernels.size(),
-                 spec.kernels.size() == 1 ? "" : "s", n_range.c_str(), spec.d, std::string(DTypeName(spec.dtype)).c_str(),
-                 heads.c_str(), spec.causal ? ", causal (FLOPs halved)" : "");
+                 spec.kernels.size() == 1 ? "" : "s", n_range.c_str(), spec.d,
+                 std::string(DTypeName(spec.dtype)).c_str(), heads.c_str(),
+                 spec.causal ? ", causal (FLOPs halved)" : "");
 }
 
 }  // namespace flashviz::cuda

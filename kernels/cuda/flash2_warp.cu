@@ -76,7 +76,9 @@ struct VectorOf<2> {
   using Type = float2;
 };
 
-__device__ __forceinline__ float Lane(const float4& v, int e) { return e == 0 ? v.x : e == 1 ? v.y : e == 2 ? v.z : v.w; }
+__device__ __forceinline__ float Lane(const float4& v, int e) {
+  return e == 0 ? v.x : e == 1 ? v.y : e == 2 ? v.z : v.w;
+}
 __device__ __forceinline__ float Lane(const float2& v, int e) { return e == 0 ? v.x : v.y; }
 
 // Copies `rows` rows of a (B·H, N, D) tensor, starting at `first_row`, into a shared tile of row stride `stride`

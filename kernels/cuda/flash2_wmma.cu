@@ -278,7 +278,8 @@ __global__ void __launch_bounds__(32 * WARPS)
       T* o_row = o + (head * n + row) * D + chunk * kChunkCols + half * kHalfCols;
       const float* source = scores + my_row * G::kScoreStride + half * kHalfCols;
 #pragma unroll
-      for (int e = 0; e < kHalfCols; e += 4) StoreFour(o_row + e, source[e], source[e + 1], source[e + 2], source[e + 3]);
+      for (int e = 0; e < kHalfCols; e += 4)
+        StoreFour(o_row + e, source[e], source[e + 1], source[e + 2], source[e + 3]);
     }
     __syncwarp();  // every lane has copied its part before the next chunk overwrites the scratch
   }
@@ -292,9 +293,10 @@ cudaError_t LaunchWmma(const AttentionArgs& args) {
       error != cudaSuccess)
     return error;
   const int tiles_r = device::CeilDiv(shape.n, G::kBr);
-  Flash2Wmma<T, D, WARPS><<<static_cast<unsigned>(shape.Heads() * tiles_r), G::kThreads, G::kSharedBytes, args.stream>>>(
-      static_cast<const T*>(args.q), static_cast<const T*>(args.k), static_cast<const T*>(args.v),
-      static_cast<T*>(args.o), shape.n, tiles_r, shape.scale * device::kLog2e, shape.causal);
+  Flash2Wmma<T, D, WARPS>
+      <<<static_cast<unsigned>(shape.Heads() * tiles_r), G::kThreads, G::kSharedBytes, args.stream>>>(
+          static_cast<const T*>(args.q), static_cast<const T*>(args.k), static_cast<const T*>(args.v),
+          static_cast<T*>(args.o), shape.n, tiles_r, shape.scale * device::kLog2e, shape.causal);
   return cudaGetLastError();
 }
 

@@ -39,7 +39,9 @@ __global__ void ProbeKernel(int* value) {
   if (value) *value = 1;
 }
 
-std::string ErrorText(cudaError_t error) { return std::string(cudaGetErrorName(error)) + ": " + cudaGetErrorString(error); }
+std::string ErrorText(cudaError_t error) {
+  return std::string(cudaGetErrorName(error)) + ": " + cudaGetErrorString(error);
+}
 
 // A kernel fault poisons the context: every later call returns it. Remember that, so sweeps stop.
 cudaError_t Note(cudaError_t error) {
@@ -66,8 +68,9 @@ __global__ void FillInputs(T* x, std::int64_t count, std::uint64_t seed, int ten
                            int d) {
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
   for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride) {
-    const std::uint64_t z = Mix(seed * 0x9E3779B97F4A7C15ull + static_cast<std::uint64_t>(tensor) * 0xD1B54A32D192ED03ull +
-                                static_cast<std::uint64_t>(i));
+    const std::uint64_t z =
+        Mix(seed * 0x9E3779B97F4A7C15ull + static_cast<std::uint64_t>(tensor) * 0xD1B54A32D192ED03ull +
+            static_cast<std::uint64_t>(i));
     const float u = static_cast<float>(z >> 40) * (1.0f / 16777215.0f);  // uniform in [0, 1]
     float value = -1.0f + 2.0f * u;
     if (pattern == InputPattern::kWide) {
@@ -223,7 +226,8 @@ std::vector<int> RowsToCheck(int n, bool all_rows, std::uint64_t seed) {
     for (int r : {0, 1, 15, 16, 31, 32, 63, 64, 65, 127, 128, 129, n / 2, n - 2, n - 1})
       if (r >= 0 && r < n) rows.insert(r);
     SplitMix64 random(seed ^ 0x5EEDull);
-    for (int extra = 0; extra < 8; ++extra) rows.insert(static_cast<int>(random.Next() % static_cast<std::uint64_t>(n)));
+    for (int extra = 0; extra < 8; ++extra)
+      rows.insert(static_cast<int>(random.Next() % static_cast<std::uint64_t>(n)));
   }
   return {rows.begin(), rows.end()};
 }
@@ -404,8 +408,8 @@ Measurement MeasureVariant(const VariantInfo& info, const AttentionShape& shape,
     return CudaFailure(m, "cudaMemGetInfo", error);
   if (needed + (256u << 20) > static_cast<double>(free_bytes))
     return Failed(m, MeasureStatus::kNotApplicable,
-                  Sprintf("needs %s of device memory (inputs, output, %s workspace); %s free", HumanBytes(needed).c_str(),
-                          HumanBytes(static_cast<double>(workspace_bytes)).c_str(),
+                  Sprintf("needs %s of device memory (inputs, output, %s workspace); %s free",
+                          HumanBytes(needed).c_str(), HumanBytes(static_cast<double>(workspace_bytes)).c_str(),
                           HumanBytes(static_cast<double>(free_bytes)).c_str()));
 
   DeviceBuffer q, k, v, o, workspace, flush, counter;
@@ -454,8 +458,9 @@ Measurement MeasureVariant(const VariantInfo& info, const AttentionShape& shape,
       error != cudaSuccess)
     return CudaFailure(m, "counting non-finite outputs", error);
   if (non_finite > 0)
-    return Failed(m, MeasureStatus::kValidationFailed,
-                  Sprintf("%llu of %lld outputs not written or not finite", non_finite, static_cast<long long>(elements)));
+    return Failed(
+        m, MeasureStatus::kValidationFailed,
+        Sprintf("%llu of %lld outputs not written or not finite", non_finite, static_cast<long long>(elements)));
   const Comparison comparison = CompareWithReference(shape, dtype, q.get(), k.get(), v.get(), o.get(), options);
   if (comparison.error != cudaSuccess) return CudaFailure(m, "copying for validation", comparison.error);
   m.max_abs_error = comparison.max_abs_error;

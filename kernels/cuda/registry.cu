@@ -22,13 +22,13 @@ Variant kVariants[] = {
 #undef FLASHVIZ_VARIANT
 
 std::span<const Variant> JoinedVariants() {
-  static const bool joined = [] {
+  // Joined once, on first use: the catalogue (plain C++) and the launch table are two tables of one order.
+  [[maybe_unused]] static const bool joined = [] {
     const std::span<const VariantInfo> catalogue = Catalogue();
     static_assert(sizeof(kVariants) > 0);
     for (std::size_t row = 0; row < std::size(kVariants); ++row) kVariants[row].info = &catalogue[row];
     return true;
   }();
-  (void)joined;
   return kVariants;
 }
 

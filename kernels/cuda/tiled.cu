@@ -5,8 +5,8 @@
 // instead of 1, and the loads coalesce. The softmax gives each row a block of 256 threads that reduce the max
 // and the sum through a shared-memory tree. Under causal masking the tiles above the diagonal skip their
 // arithmetic. What does not change: S and P (B·H·N² floats each) still cross HBM four times.
-// Mirrors: FlashAttention-Kernels' tiled kernels (tiled_attention, tiled_attention_2: "stages Q/K/V tiles through shared
-// memory").
+// Mirrors: FlashAttention-Kernels' tiled kernels (tiled_attention, tiled_attention_2: "stages Q/K/V tiles through
+// shared memory").
 //
 // Measured (scripts/kernel_results.py rewrites this block from kernels/results/*.csv; do not edit by hand):
 // BEGIN MEASURED

@@ -41,14 +41,19 @@ void AttentionPhases(ProgramCounts& c, int n, int d) {
   Counter qk;  // one thread per S element
   for (int e = 0; e < d; ++e) qk.Op(OpClass::kGlobalLoad, 2).Op(OpClass::kFma);
   qk.Op(OpClass::kGlobalStore);
-  c.phases.push_back(MakePhase("kernel_qk", Phase::kScores, "S[row][col] = Σ_e Q[row][e]·K[col][e], one element per thread",
-                               Repeat::kOncePerBlock, 1, std::int64_t{n} * n, 1, qk));
+  c.phases.push_back(MakePhase("kernel_qk", Phase::kScores,
+                               "S[row][col] = Σ_e Q[row][e]·K[col][e], one element per thread", Repeat::kOncePerBlock,
+                               1, std::int64_t{n} * n, 1, qk));
 
   Counter softmax;  // one thread per row: max pass, exp pass, normalize pass
   softmax.Op(OpClass::kGlobalLoad);
   for (int col = 1; col < n; ++col) softmax.Op(OpClass::kGlobalLoad).Op(OpClass::kFpOther);
   for (int col = 0; col < n; ++col)
-    softmax.Op(OpClass::kGlobalLoad).Op(OpClass::kFpOther).Op(OpClass::kExp).Op(OpClass::kGlobalStore).Op(OpClass::kFpOther);
+    softmax.Op(OpClass::kGlobalLoad)
+        .Op(OpClass::kFpOther)
+        .Op(OpClass::kExp)
+        .Op(OpClass::kGlobalStore)
+        .Op(OpClass::kFpOther);
   for (int col = 0; col < n; ++col) softmax.Op(OpClass::kGlobalLoad).Op(OpClass::kFpOther).Op(OpClass::kGlobalStore);
   c.phases.push_back(MakePhase("kernel_softmax", Phase::kExp,
                                "P[row] = softmax(S[row]): max, exp and sum, normalize, one row per thread",
@@ -57,8 +62,9 @@ void AttentionPhases(ProgramCounts& c, int n, int d) {
   Counter pv;  // one thread per O element
   for (int e = 0; e < n; ++e) pv.Op(OpClass::kGlobalLoad, 2).Op(OpClass::kFma);
   pv.Op(OpClass::kGlobalStore);
-  c.phases.push_back(MakePhase("kernel_pv", Phase::kUpdateO, "O[row][col] = Σ_k P[row][k]·V[k][col], one element per thread",
-                               Repeat::kOncePerBlock, 1, std::int64_t{n} * d, 1, pv));
+  c.phases.push_back(MakePhase("kernel_pv", Phase::kUpdateO,
+                               "O[row][col] = Σ_k P[row][k]·V[k][col], one element per thread", Repeat::kOncePerBlock,
+                               1, std::int64_t{n} * d, 1, pv));
   c.threads_launched = std::int64_t{n} * n + n + std::int64_t{n} * d;
 }
 
@@ -70,7 +76,8 @@ void SimtPhases(ProgramCounts& c, int n, int d) {
   const int tiles = n / bc;
   Counter load_q;
   for (int e = 0; e < d; ++e) load_q.Op(OpClass::kGlobalLoad).Op(OpClass::kLocalStore);
-  c.phases.push_back(MakePhase("load_q", Phase::kLoadQ, "each thread copies its Q row to local memory; O_row = 0, m = -inf, l = 0 in registers",
+  c.phases.push_back(MakePhase("load_q", Phase::kLoadQ,
+                               "each thread copies its Q row to local memory; O_row = 0, m = -inf, l = 0 in registers",
                                Repeat::kOncePerBlock, br, blocks, tiles, load_q));
 
   Counter load_kv;  // B_c/B_r rows of K_j and of V_j per thread, then a barrier
@@ -78,13 +85,15 @@ void SimtPhases(ProgramCounts& c, int n, int d) {
     for (int e = 0; e < d; ++e) load_kv.Op(OpClass::kGlobalLoad, 2).Op(OpClass::kLocalStore, 2);
   load_kv.Op(OpClass::kBarrier);
   c.phases.push_back(MakePhase("load_kv", Phase::kLoadKv,
-                               Sprintf("all threads load K_j and V_j^T cooperatively (%d row%s each), barrier", bc / br, bc / br == 1 ? "" : "s"),
+                               Sprintf("all threads load K_j and V_j^T cooperatively (%d row%s each), barrier", bc / br,
+                                       bc / br == 1 ? "" : "s"),
                                Repeat::kPerKvTile, br, blocks, tiles, load_kv));
 
   Counter scores;  // the Q row is re-read from local memory for every key
   for (int k = 0; k < bc; ++k)
     for (int e = 0; e < d; ++e) scores.Op(OpClass::kLocalLoad, 2).Op(OpClass::kFma);
-  c.phases.push_back(MakePhase("scores", Phase::kScores, "each thread: S row[k] = Σ_e Q[row][e]·K_j[k][e] into its S/P registers",
+  c.phases.push_back(MakePhase("scores", Phase::kScores,
+                               "each thread: S row[k] = Σ_e Q[row][e]·K_j[k][e] into its S/P registers",
                                Repeat::kPerKvTile, br, blocks, tiles, scores));
 
   Counter rowmax;
@@ -94,14 +103,15 @@ void SimtPhases(ProgramCounts& c, int n, int d) {
 
   Counter exp;
   for (int k = 0; k < bc; ++k) exp.Op(OpClass::kFpOther).Op(OpClass::kExp);
-  c.phases.push_back(MakePhase("exp", Phase::kExp, "each thread: P~ row = exp(S row − rowmax), in place", Repeat::kPerKvTile,
-                               br, blocks, tiles, exp));
+  c.phases.push_back(MakePhase("exp", Phase::kExp, "each thread: P~ row = exp(S row − rowmax), in place",
+                               Repeat::kPerKvTile, br, blocks, tiles, exp));
 
   Counter rowsum;  // rowsum, then m_new = max(m, rowmax), alpha, beta, l_new = alpha·l + beta·rowsum
   for (int k = 0; k < bc; ++k) rowsum.Op(OpClass::kFpOther);
   rowsum.Op(OpClass::kFpOther).Op(OpClass::kFpOther, 2).Op(OpClass::kExp, 2).Op(OpClass::kFpOther).Op(OpClass::kFma);
   c.phases.push_back(MakePhase("rowsum", Phase::kRowSum,
-                               "each thread: rowsum; m_new = max(m, rowmax); alpha = e^(m − m_new), beta = e^(rowmax − m_new); l = alpha·l + beta·rowsum",
+                               "each thread: rowsum; m_new = max(m, rowmax); alpha = e^(m − m_new), beta = e^(rowmax − "
+                               "m_new); l = alpha·l + beta·rowsum",
                                Repeat::kPerKvTile, br, blocks, tiles, rowsum));
 
   Counter update_o;  // O[c] = alpha·O[c] + beta·(P~ row · V_j^T[c]), then the end-of-tile barrier
@@ -110,8 +120,9 @@ void SimtPhases(ProgramCounts& c, int n, int d) {
     update_o.Op(OpClass::kFpOther).Op(OpClass::kFma);
   }
   update_o.Op(OpClass::kBarrier);
-  c.phases.push_back(MakePhase("update_o", Phase::kUpdateO, "each thread: O_row = alpha·O_row + beta·(P~ row · V_j), barrier",
-                               Repeat::kPerKvTile, br, blocks, tiles, update_o));
+  c.phases.push_back(MakePhase("update_o", Phase::kUpdateO,
+                               "each thread: O_row = alpha·O_row + beta·(P~ row · V_j), barrier", Repeat::kPerKvTile,
+                               br, blocks, tiles, update_o));
 
   Counter finalize;
   finalize.Op(OpClass::kFpOther);  // 1/l
@@ -142,7 +153,8 @@ void TcuPhases(ProgramCounts& c, int n) {
   for (int col = 0; col < kTcuTile; ++col) load_q.Op(OpClass::kLocalStore);
   load_q.Op(OpClass::kBarrier);
   c.phases.push_back(MakePhase("load_q", Phase::kLoadQ,
-                               "all 8 threads: Q_i → fp16 local memory, columns 8–15 zeroed; thread r: m_r = -inf, l_r = 0, O row r = 0; barrier",
+                               "all 8 threads: Q_i → fp16 local memory, columns 8–15 zeroed; thread r: m_r = -inf, l_r "
+                               "= 0, O row r = 0; barrier",
                                Repeat::kOncePerBlock, t, blocks, tiles, load_q));
 
   Counter load_kv;
@@ -152,15 +164,19 @@ void TcuPhases(ProgramCounts& c, int n) {
     load_kv.Op(OpClass::kLocalStore, padding_per_thread);
   }
   load_kv.Op(OpClass::kBarrier);
-  c.phases.push_back(MakePhase("load_kv", Phase::kLoadKv,
-                               "all 8 threads: K_j and V_j → fp16 local memory, transposed, K padded to 16 with zeros; barrier",
-                               Repeat::kPerKvTile, t, blocks, tiles, load_kv));
+  c.phases.push_back(
+      MakePhase("load_kv", Phase::kLoadKv,
+                "all 8 threads: K_j and V_j → fp16 local memory, transposed, K padded to 16 with zeros; barrier",
+                Repeat::kPerKvTile, t, blocks, tiles, load_kv));
 
   Counter scores;  // load A and B fragments (one 32-bit word per register), mma_sync, store the accumulator
-  scores.Op(OpClass::kLocalLoad, 2 * kTcuFragmentRegisters).Op(OpClass::kMma).Op(OpClass::kLocalStore, kTcuFragmentRegisters);
+  scores.Op(OpClass::kLocalLoad, 2 * kTcuFragmentRegisters)
+      .Op(OpClass::kMma)
+      .Op(OpClass::kLocalStore, kTcuFragmentRegisters);
   scores.Op(OpClass::kBarrier);
   c.phases.push_back(MakePhase("scores", Phase::kScores,
-                               "warp: A ← Q_i (f0–f7), B ← K_j^T (f10–f17), mma_sync #1: S_ij in f24–f31, stored to local memory (stride 16); barrier",
+                               "warp: A ← Q_i (f0–f7), B ← K_j^T (f10–f17), mma_sync #1: S_ij in f24–f31, stored to "
+                               "local memory (stride 16); barrier",
                                Repeat::kPerKvTile, t, blocks, tiles, scores));
 
   Counter rowmax;  // thread r scans row r
@@ -171,10 +187,15 @@ void TcuPhases(ProgramCounts& c, int n) {
 
   Counter exp;  // thread t: column t of every row
   for (int row = 0; row < kTcuTile; ++row)
-    exp.Op(OpClass::kLocalLoad, 2).Op(OpClass::kFpOther).Op(OpClass::kExp).Op(OpClass::kConvert).Op(OpClass::kLocalStore, 2);
+    exp.Op(OpClass::kLocalLoad, 2)
+        .Op(OpClass::kFpOther)
+        .Op(OpClass::kExp)
+        .Op(OpClass::kConvert)
+        .Op(OpClass::kLocalStore, 2);
   exp.Op(OpClass::kBarrier);
   c.phases.push_back(MakePhase("exp", Phase::kExp,
-                               "thread t: P~[r][t] = exp(S[r][t] − rowmax_r) for every row r, stored as fp16 (A operand) and fp32 (for the sum); barrier",
+                               "thread t: P~[r][t] = exp(S[r][t] − rowmax_r) for every row r, stored as fp16 (A "
+                               "operand) and fp32 (for the sum); barrier",
                                Repeat::kPerKvTile, t, blocks, tiles, exp));
 
   Counter rowsum;  // thread r: sum of row r, statistics, rescale of O row r, its share of P~'s padding
@@ -183,20 +204,26 @@ void TcuPhases(ProgramCounts& c, int n) {
   rowsum.Op(OpClass::kFpOther).Op(OpClass::kFpOther, 2).Op(OpClass::kExp, 2);  // m_new, alpha, beta
   rowsum.Op(OpClass::kFpOther).Op(OpClass::kFma);                     // l_new = alpha·l + beta·rowsum
   rowsum.Op(OpClass::kLocalStore, 2);                                 // m_r, l_r
-  for (int col = 0; col < kTcuTile; ++col) rowsum.Op(OpClass::kLocalLoad).Op(OpClass::kFpOther).Op(OpClass::kLocalStore);
+  for (int col = 0; col < kTcuTile; ++col)
+    rowsum.Op(OpClass::kLocalLoad).Op(OpClass::kFpOther).Op(OpClass::kLocalStore);
   rowsum.Op(OpClass::kLocalStore, padding_per_thread);
   rowsum.Op(OpClass::kBarrier);
-  c.phases.push_back(MakePhase("rowsum", Phase::kRowSum,
-                               "thread r: rowsum of row r; m_new, l_new, alpha, beta; O row r ·= alpha; P~ columns 8–15 zeroed; barrier",
-                               Repeat::kPerKvTile, t, blocks, tiles, rowsum));
+  c.phases.push_back(MakePhase(
+      "rowsum", Phase::kRowSum,
+      "thread r: rowsum of row r; m_new, l_new, alpha, beta; O row r ·= alpha; P~ columns 8–15 zeroed; barrier",
+      Repeat::kPerKvTile, t, blocks, tiles, rowsum));
 
   Counter update_o;  // A ← P~, B ← V_j, mma_sync, store; barrier; thread r accumulates row r; barrier
-  update_o.Op(OpClass::kLocalLoad, 2 * kTcuFragmentRegisters).Op(OpClass::kMma).Op(OpClass::kLocalStore, kTcuFragmentRegisters);
+  update_o.Op(OpClass::kLocalLoad, 2 * kTcuFragmentRegisters)
+      .Op(OpClass::kMma)
+      .Op(OpClass::kLocalStore, kTcuFragmentRegisters);
   update_o.Op(OpClass::kBarrier);
-  for (int col = 0; col < kTcuTile; ++col) update_o.Op(OpClass::kLocalLoad, 2).Op(OpClass::kFma).Op(OpClass::kLocalStore);
+  for (int col = 0; col < kTcuTile; ++col)
+    update_o.Op(OpClass::kLocalLoad, 2).Op(OpClass::kFma).Op(OpClass::kLocalStore);
   update_o.Op(OpClass::kBarrier);
   c.phases.push_back(MakePhase("update_o", Phase::kUpdateO,
-                               "warp: A ← P~_ij (f0–f7), B ← V_j (f10–f17), mma_sync #2 → f24–f31, stored; barrier; thread r: O row r += beta·(P~V)[r]; barrier",
+                               "warp: A ← P~_ij (f0–f7), B ← V_j (f10–f17), mma_sync #2 → f24–f31, stored; barrier; "
+                               "thread r: O row r += beta·(P~V)[r]; barrier",
                                Repeat::kPerKvTile, t, blocks, tiles, update_o));
 
   Counter finalize;
@@ -216,7 +243,8 @@ void TcuPhases(ProgramCounts& c, int n) {
 
 std::string_view OpClassName(OpClass op) {
   static constexpr std::array<std::string_view, kOpClassCount> kNames = {
-      "fma", "fp_other", "exp", "convert", "local_load", "local_store", "global_load", "global_store", "barrier", "mma"};
+      "fma",         "fp_other",    "exp",          "convert", "local_load",
+      "local_store", "global_load", "global_store", "barrier", "mma"};
   return kNames[static_cast<int>(op)];
 }
 
@@ -308,16 +336,21 @@ std::vector<ProgramRatio> CompareWithPublished(const std::array<ProgramCounts, k
   const auto published = [](Program p) -> const PublishedRow& { return kPublishedTable[static_cast<int>(p)]; };
   const auto counted = [&](Program p) -> const ProgramCounts& { return counts[static_cast<int>(p)]; };
   std::vector<ProgramRatio> ratios;
-  for (auto [a, b] : {std::pair{Program::kSimtFlash, Program::kAttention}, std::pair{Program::kTcuFlash, Program::kAttention},
-                      std::pair{Program::kTcuFlash, Program::kSimtFlash}}) {
+  for (auto [a, b] :
+       {std::pair{Program::kSimtFlash, Program::kAttention}, std::pair{Program::kTcuFlash, Program::kAttention},
+        std::pair{Program::kTcuFlash, Program::kSimtFlash}}) {
     ProgramRatio r{a, b};
-    r.report_instructions = static_cast<double>(published(a).instructions) / static_cast<double>(published(b).instructions);
+    r.report_instructions =
+        static_cast<double>(published(a).instructions) / static_cast<double>(published(b).instructions);
     r.report_cycles = static_cast<double>(published(a).cycles) / static_cast<double>(published(b).cycles);
-    r.report_memory_latency =
-        static_cast<double>(published(a).memory_latency_cycles) / static_cast<double>(published(b).memory_latency_cycles);
+    r.report_memory_latency = static_cast<double>(published(a).memory_latency_cycles) /
+                              static_cast<double>(published(b).memory_latency_cycles);
     if (counted(a).applicable && counted(b).applicable) {
-      r.model_operations = static_cast<double>(counted(a).total.Total()) / static_cast<double>(counted(b).total.Total());
-      const auto bytes = [](const OpCounts& o) { return static_cast<double>(o.GlobalReadBytes() + o.GlobalWriteBytes()); };
+      r.model_operations =
+          static_cast<double>(counted(a).total.Total()) / static_cast<double>(counted(b).total.Total());
+      const auto bytes = [](const OpCounts& o) {
+        return static_cast<double>(o.GlobalReadBytes() + o.GlobalWriteBytes());
+      };
       r.model_global_bytes = bytes(counted(a).total) / bytes(counted(b).total);
     }
     ratios.push_back(r);

@@ -146,10 +146,9 @@ void TcuChecks(Mapping& m) {
   const int available = m.registers.available;
   const int highest = kTcuFirstRegisterC + kTcuFragmentRegisters;  // f31 + 1
   FitCheck registers{"registers", available >= highest && m.registers.used <= available, ""};
-  registers.detail =
-      registers.ok ? Sprintf("%s ≤ %d FP registers per thread", m.registers.breakdown.c_str(), available)
-                   : Sprintf("%s: mma_sync names f0–f31 but a thread has %d FP registers", m.registers.breakdown.c_str(),
-                             available);
+  registers.detail = registers.ok ? Sprintf("%s ≤ %d FP registers per thread", m.registers.breakdown.c_str(), available)
+                                  : Sprintf("%s: mma_sync names f0–f31 but a thread has %d FP registers",
+                                            m.registers.breakdown.c_str(), available);
   m.checks.push_back(registers);
 
   const LocalMemoryLayout& l = m.local_memory;
@@ -198,8 +197,8 @@ Mapping MapToVortex(const Request& request) {
   m.blocks_per_core = machine.warps_per_core / m.warps_per_block;  // ≥ 1: RequestError rules out the rest
   assert(m.blocks_per_core >= 1);
 
-  // Block b → core b mod C (round-robin, as the report's program is spread); the k-th block of a core takes warp slot k mod
-  // blocks_per_core and runs in wave k / blocks_per_core.
+  // Block b → core b mod C (round-robin, as the report's program is spread); the k-th block of a core takes warp slot k
+  // mod blocks_per_core and runs in wave k / blocks_per_core.
   m.blocks.reserve(static_cast<std::size_t>(m.tr));
   for (int b = 0; b < m.tr; ++b) {
     BlockPlacement p;

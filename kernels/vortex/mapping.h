@@ -2,11 +2,11 @@
 // → (core, warp, thread), the per-thread FP register budget, the per-block local-memory layout with byte offsets,
 // and a verdict that says exactly why a configuration does not fit.
 //
-// SIMT (the report's program, eyoon1131/vortex tests/regression/flash): B_r = min(W·T, N), B_c = max(B_r, 8); a block is B_r threads = one Q tile, one thread
-// = one query row; block b runs on core b mod C (round-robin). Each thread keeps O_row[d], the S/P row [B_c],
-// m and l in FP registers; the program is instantiated only for d·B_c ≤ 128. Local memory per block:
-// Q_i, K_j and V_j^T, (B_r + 2·B_c)·d·4 bytes.
-// TCU: d = 8, B_r = B_c = 8, one block = one warp of 8 threads; fragments A f0–f7, B f10–f17, C/D f24–f31.
+// SIMT (the report's program, eyoon1131/vortex tests/regression/flash): B_r = min(W·T, N), B_c = max(B_r, 8); a block
+// is B_r threads = one Q tile, one thread = one query row; block b runs on core b mod C (round-robin). Each thread
+// keeps O_row[d], the S/P row [B_c], m and l in FP registers; the program is instantiated only for d·B_c ≤ 128. Local
+// memory per block: Q_i, K_j and V_j^T, (B_r + 2·B_c)·d·4 bytes. TCU: d = 8, B_r = B_c = 8, one block = one warp of 8
+// threads; fragments A f0–f7, B f10–f17, C/D f24–f31.
 //
 // Labels are ASCII (plus the middle dot) so the GUI's font can draw them: l for ℓ, P~ for P̃, ^T for ᵀ.
 #pragma once

@@ -159,8 +159,8 @@ void TcuLocalMemory(int rank, PhaseView& v) {
   const bool pv_in_s = rank == 6;
   v.local_memory = {
       {0, "Q_i (fp16, padded)", Within(rank, {0, 8}), rank == 0, rank == 2},
-      {1, p_in_shared ? "P~_ij (fp16, padded)" : "K_j^T (fp16, padded)", Within(rank, {1, 6}), rank == 1 || rank == 4 || rank == 5,
-       rank == 2 || rank == 6},
+      {1, p_in_shared ? "P~_ij (fp16, padded)" : "K_j^T (fp16, padded)", Within(rank, {1, 6}),
+       rank == 1 || rank == 4 || rank == 5, rank == 2 || rank == 6},
       {2, "V_j (fp16, padded)", Within(rank, {1, 6}), rank == 1, rank == 6},
       {3, pv_in_s ? "P~_ij·V_j" : (rank >= 4 ? "exp values (fp32)" : "S_ij"), Within(rank, {2, 6}),
        rank == 2 || rank == 4 || rank == 6, rank >= 3 && rank <= 6},

@@ -122,7 +122,8 @@ TcuTileSnapshot TcuSnapshot(const AttentionInputs& inputs, int i, int j);
 struct NumericsResult {
   std::vector<float> o_tcu;        // N×d: fp16 inputs, fp32 accumulation (empty when the TCU does not apply)
   std::vector<float> o_simt;       // N×d: the SIMT program in fp32 (its B_c, rowmax-based statistics)
-  std::vector<double> o_reference; // N×d: float64 softmax(Q·K^T)·V of the same fp32 inputs (no 1/√d: the program has none)
+  std::vector<double>
+      o_reference;  // N×d: float64 softmax(Q·K^T)·V of the same fp32 inputs (no 1/√d: the program has none)
   double max_error_tcu = 0;        // max |o_tcu − o_reference|
   double max_error_simt = 0;       // max |o_simt − o_reference|
   double max_tcu_vs_simt = 0;      // max |o_tcu − o_simt|

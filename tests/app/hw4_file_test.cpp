@@ -96,7 +96,10 @@ using Hw4FileOnDisk = TempDir;
 TEST_F(Hw4FileOnDisk, HeaderIsCheckedAgainstTheFileSizeBeforeReading) {
   const std::string path = Path("case.bin");
   const auto bytes = Bytes(1000000, 32768, 64, 3);  // claims 8 TB, holds 12 bytes of data
-  { std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size())); }
+  {
+    std::ofstream(path, std::ios::binary)
+        .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  }
   try {
     ReadHw4File(path);
     FAIL() << "expected an error";
@@ -109,7 +112,10 @@ TEST_F(Hw4FileOnDisk, HeaderIsCheckedAgainstTheFileSizeBeforeReading) {
 TEST_F(Hw4FileOnDisk, RoundTripsThroughAFile) {
   const std::string path = Path("case.bin");
   const auto bytes = Bytes(3, 5, 2, 3 * 3 * 5 * 2);
-  { std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size())); }
+  {
+    std::ofstream(path, std::ios::binary)
+        .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  }
   const Hw4Input in = ReadHw4File(path);
   EXPECT_EQ(SerializeHw4(in), bytes);
   const AttentionInputs batch = in.Batch(2);

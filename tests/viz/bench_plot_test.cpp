@@ -74,7 +74,8 @@ TEST(BenchPlot, RendersAPngWithoutGl) {
   // The first series' colour (230, 75, 60) appears: the line was drawn, not only the axes.
   int coloured = 0;
   for (int i = 0; i < w * h; ++i)
-    coloured += std::abs(pixels[4 * i] - 230) < 20 && std::abs(pixels[4 * i + 1] - 75) < 20 && std::abs(pixels[4 * i + 2] - 60) < 20;
+    coloured += std::abs(pixels[4 * i] - 230) < 20 && std::abs(pixels[4 * i + 1] - 75) < 20 &&
+                std::abs(pixels[4 * i + 2] - 60) < 20;
   EXPECT_GT(coloured, 50);
   stbi_image_free(pixels);
   std::filesystem::remove(path);

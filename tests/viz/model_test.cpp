@@ -113,7 +113,8 @@ TEST(Model, TileStatusFollowsTheSchedule) {
           }
           const bool inside = k >= *first && k < *first + per;
           ASSERT_EQ(inside, info.i == i && info.j == j);
-          ASSERT_EQ(status, inside ? TileStatus::kCurrent : (*first + per <= k ? TileStatus::kDone : TileStatus::kPending))
+          ASSERT_EQ(status,
+                    inside ? TileStatus::kCurrent : (*first + per <= k ? TileStatus::kDone : TileStatus::kPending))
               << "pair " << i << "," << j << " at step " << k;
         }
       // Q_i is done exactly when no later step of the schedule involves row tile i.
@@ -165,7 +166,8 @@ TEST(Model, ReferenceIsTheFullExactResult) {
   const Reference* ref = model.reference();
   ASSERT_NE(ref, nullptr);
   const auto& in = model.inputs();
-  const std::vector<double> exact = ReferenceAttention(in.q.data(), in.k.data(), in.v.data(), 20, 5, model.problem().scale, true, 1);
+  const std::vector<double> exact =
+      ReferenceAttention(in.q.data(), in.k.data(), in.v.data(), 20, 5, model.problem().scale, true, 1);
   EXPECT_EQ(ref->o, exact);
   // The final state equals it within rounding.
   const std::vector<double> final_o = model.stepper().HbmOutputAt(model.step_count() - 1);

@@ -110,7 +110,8 @@ TEST_P(PresetPanels, TheCursorIsDrawnWhereTheReportSays) {
   auto near_cursor = [&](float fx, float fy) {
     const ImU32 c = image.at(static_cast<int>(fx), static_cast<int>(fy));
     for (int shift : {IM_COL32_R_SHIFT, IM_COL32_G_SHIFT, IM_COL32_B_SHIFT})
-      if (std::abs(static_cast<int>((c >> shift) & 0xFF) - static_cast<int>((cursor >> shift) & 0xFF)) > 40) return false;
+      if (std::abs(static_cast<int>((c >> shift) & 0xFF) - static_cast<int>((cursor >> shift) & 0xFF)) > 40)
+        return false;
     return true;
   };
   // The frame is drawn just outside the tile, about 2 px wide: 0.75 px outside the edge is inside its solid core.

@@ -29,7 +29,8 @@ RgbaImage Draw(testing::HeadlessImGui& imgui, const std::function<void(ImDrawLis
 
 TEST(Raster, FilledRectCoversExactlyItsPixels) {
   testing::HeadlessImGui imgui;
-  const RgbaImage image = Draw(imgui, [](ImDrawList* dl) { dl->AddRectFilled(ImVec2(10, 5), ImVec2(20, 15), IM_COL32(255, 0, 0, 255)); });
+  const RgbaImage image =
+      Draw(imgui, [](ImDrawList* dl) { dl->AddRectFilled(ImVec2(10, 5), ImVec2(20, 15), IM_COL32(255, 0, 0, 255)); });
   for (int y = 0; y < image.height; ++y)
     for (int x = 0; x < image.width; ++x) {
       const bool inside = x >= 10 && x < 20 && y >= 5 && y < 15;
@@ -40,7 +41,8 @@ TEST(Raster, FilledRectCoversExactlyItsPixels) {
 TEST(Raster, TranslucentQuadBlendsOnceAcrossItsDiagonal) {
   // Two triangles share the quad's diagonal: the top-left rule must not blend those pixels twice.
   testing::HeadlessImGui imgui;
-  const RgbaImage image = Draw(imgui, [](ImDrawList* dl) { dl->AddRectFilled(ImVec2(0, 0), ImVec2(40, 40), IM_COL32(255, 255, 255, 128)); });
+  const RgbaImage image = Draw(
+      imgui, [](ImDrawList* dl) { dl->AddRectFilled(ImVec2(0, 0), ImVec2(40, 40), IM_COL32(255, 255, 255, 128)); });
   for (int y = 0; y < 40; ++y)
     for (int x = 0; x < 40; ++x) ASSERT_NEAR(Channel(image.at(x, y), IM_COL32_R_SHIFT), 128, 1) << x << "," << y;
 }
@@ -74,7 +76,8 @@ TEST(Raster, TexturesAreSampledNearest) {
 
 TEST(Raster, TextLeavesInkInItsBox) {
   testing::HeadlessImGui imgui;
-  const RgbaImage image = Draw(imgui, [](ImDrawList* dl) { dl->AddText(ImVec2(2, 2), IM_COL32(255, 255, 255, 255), "Sij"); }, 64, 32);
+  const RgbaImage image = Draw(
+      imgui, [](ImDrawList* dl) { dl->AddText(ImVec2(2, 2), IM_COL32(255, 255, 255, 255), "Sij"); }, 64, 32);
   int lit = 0;
   for (int y = 0; y < image.height; ++y)
     for (int x = 0; x < image.width; ++x) lit += Channel(image.at(x, y), IM_COL32_G_SHIFT) > 128;
@@ -140,8 +143,9 @@ TEST(Png, RenderToPngDrawsWithoutAnyGlContext) {
   const std::string path = (std::filesystem::temp_directory_path() / "flashviz_render_test.png").string();
   std::string error;
   ASSERT_TRUE(RenderToPng(
-      200, 100, [] { ImGui::GetWindowDrawList()->AddRectFilled(ImVec2(0, 0), ImVec2(50, 50), IM_COL32(255, 0, 255, 255)); },
-      path, &error))
+      200, 100,
+      [] { ImGui::GetWindowDrawList()->AddRectFilled(ImVec2(0, 0), ImVec2(50, 50), IM_COL32(255, 0, 255, 255)); }, path,
+      &error))
       << error;
   int w = 0, h = 0, n = 0;
   unsigned char* pixels = stbi_load(path.c_str(), &w, &h, &n, 4);

@@ -104,7 +104,7 @@ class BenchmarkRunner {
   }
 
  private:
-  void Run(const std::vector<cuda::SweepPoint>& points, const cuda::SweepSpec& spec) {
+  void Run([[maybe_unused]] const std::vector<cuda::SweepPoint>& points, [[maybe_unused]] const cuda::SweepSpec& spec) {
 #ifdef FLASHVIZ_HAVE_CUDA
     const std::string gpu = cuda::DeviceName();
     for (std::size_t index = 0; index < points.size() && !cancel_; ++index) {
@@ -124,9 +124,6 @@ class BenchmarkRunner {
       done_ = index + 1;
       if (cuda::CudaContextLost()) break;
     }
-#else
-    (void)points;
-    (void)spec;
 #endif
     std::lock_guard<std::mutex> lock(mutex_);
     current_.clear();
@@ -216,7 +213,8 @@ void DrawControls(BenchmarkPanelState& s, bool can_run, bool running) {
   ImGui::Text("N = %d … %d", 1 << s.n_min_log2, 1 << s.n_max_log2);
   ImGui::Checkbox("B·H auto", &s.auto_heads);
   ImGui::SameLine();
-  HelpMarker("Auto: B·H = min(1024, 2³²/N²) with H = 16 (docs/peers.md's shapes), enough heads to fill the GPU at every N.");
+  HelpMarker(
+      "Auto: B·H = min(1024, 2³²/N²) with H = 16 (docs/peers.md's shapes), enough heads to fill the GPU at every N.");
   if (!s.auto_heads) {
     ImGui::SameLine();
     ImGui::SetNextItemWidth(6 * fs);
@@ -231,8 +229,9 @@ void DrawControls(BenchmarkPanelState& s, bool can_run, bool running) {
   ImGui::SetNextItemWidth(6 * fs);
   if (ImGui::InputInt("repeats", &s.repeats)) s.repeats = std::clamp(s.repeats, 20, 1000);
   ImGui::SameLine();
-  HelpMarker("Each point: fresh random inputs, the output poisoned with NaN, checked against the float64 reference, "
-             "then 2 warm-ups and this many runs timed with CUDA events (L2 flushed before each); the median is plotted.");
+  HelpMarker(
+      "Each point: fresh random inputs, the output poisoned with NaN, checked against the float64 reference, "
+      "then 2 warm-ups and this many runs timed with CUDA events (L2 flushed before each); the median is plotted.");
   ImGui::SameLine();
   ImGui::BeginDisabled(!can_run || running);
   if (ImGui::Button("Run sweep")) s.run_requested = true;
@@ -243,8 +242,8 @@ void DrawControls(BenchmarkPanelState& s, bool can_run, bool running) {
   }
 }
 
-void DrawFiles(BenchmarkPanelState& s, const std::vector<cuda::BenchRow>& ours, const std::vector<cuda::BenchRow>& peers,
-               const BenchPlotOptions& plot_options) {
+void DrawFiles(BenchmarkPanelState& s, const std::vector<cuda::BenchRow>& ours,
+               const std::vector<cuda::BenchRow>& peers, const BenchPlotOptions& plot_options) {
   const float fs = ImGui::GetFontSize();
   const float field = std::max(12 * fs, ImGui::GetContentRegionAvail().x * 0.25f);
   ImGui::SetNextItemWidth(field);
@@ -383,7 +382,8 @@ void DrawBenchmarkPanel(const Model& /*model*/, UiState& ui) {
   const BenchmarkRunner::Snapshot snap = runner.Read();
 
 #ifdef FLASHVIZ_HAVE_CUDA
-  if (!unavailable) ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(pal.good), "%s", cuda::DeviceDescription().c_str());
+  if (!unavailable)
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(pal.good), "%s", cuda::DeviceDescription().c_str());
 #endif
   if (unavailable) ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(pal.warn), "%s", unavailable->c_str());
   DrawControls(s, !unavailable, running);

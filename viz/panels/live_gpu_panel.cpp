@@ -75,14 +75,17 @@ void DrawTimings(const LiveGpuView& gpu) {
   if (!gpu.variant_id.empty()) {
     if (gpu.variant_repeats > 0) {
       ImGui::Text("%s: median %.3f ms, min %.3f ms over %d runs; max |O - O_ref| = %s", gpu.variant_id.c_str(),
-                  gpu.variant_ms_median, gpu.variant_ms_min, gpu.variant_repeats, Num(gpu.variant_max_error, 3).c_str());
+                  gpu.variant_ms_median, gpu.variant_ms_min, gpu.variant_repeats,
+                  Num(gpu.variant_max_error, 3).c_str());
       ImGui::SameLine();
       HelpMarker("CUDA events around the variant's launch, one warm-up first; the error is against the float64 "
                  "reference of the step view.");
     }
-    if (!gpu.variant_note.empty()) ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(palette.dim), "%s", gpu.variant_note.c_str());
+    if (!gpu.variant_note.empty())
+      ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(palette.dim), "%s", gpu.variant_note.c_str());
   }
-  if (!gpu.probe_kernel.empty()) ImGui::Text("%s on the model's tiles: %.3f ms", gpu.probe_kernel.c_str(), gpu.probe_ms);
+  if (!gpu.probe_kernel.empty())
+    ImGui::Text("%s on the model's tiles: %.3f ms", gpu.probe_kernel.c_str(), gpu.probe_ms);
   ImGui::PushStyleColor(ImGuiCol_Text, gpu.interop ? palette.good : palette.warn);
   ImGui::TextWrapped("%s (colormaps %.3f ms)", gpu.path_note.c_str(), gpu.draw_ms);
   ImGui::PopStyleColor();
@@ -104,8 +107,8 @@ void DrawCrossCheck(const Model& model, const LiveGpuView& gpu) {
     // Loud: a banner in the "bad" colour that cannot be scrolled past unnoticed.
     const ImVec2 start = ImGui::GetCursorScreenPos();
     const float width = ImGui::GetContentRegionAvail().x;
-    ImGui::GetWindowDrawList()->AddRectFilled(start, ImVec2(start.x + width, start.y + ImGui::GetTextLineHeight() * 3.2f),
-                                              palette.bad, 4.0f);
+    ImGui::GetWindowDrawList()->AddRectFilled(
+        start, ImVec2(start.x + width, start.y + ImGui::GetTextLineHeight() * 3.2f), palette.bad, 4.0f);
     ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(255, 255, 255, 255));
     ImGui::TextWrapped("MISMATCH between the GPU and the model. %s", gpu.summary.c_str());
     ImGui::PopStyleColor();
@@ -125,7 +128,8 @@ void DrawCrossCheck(const Model& model, const LiveGpuView& gpu) {
     ImGui::TextDisabled("Q tile %d has not finished a tile iteration yet.", i);
     return;
   }
-  MathTextF("Q tile i = %d after K/V tile j = %d (the values the GPU recorded at the end of that tile iteration)", i, j);
+  MathTextF("Q tile i = %d after K/V tile j = %d (the values the GPU recorded at the end of that tile iteration)", i,
+            j);
   const int rows = std::min(gpu.br, model.problem().n - i * gpu.br);
   const ImGuiTableFlags flags = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_ScrollY |
                                 ImGuiTableFlags_SizingStretchProp;
@@ -135,7 +139,8 @@ void DrawCrossCheck(const Model& model, const LiveGpuView& gpu) {
                                          ImGui::GetContentRegionAvail().y / 3.0f));
   if (!ImGui::BeginTable("crosscheck", 7, flags, ImVec2(0, height))) return;
   ImGui::TableSetupScrollFreeze(0, 1);
-  for (const char* heading : {"row", "m model", "m GPU", "|dm|", "l model", "l GPU", "|dl|/l"}) ImGui::TableSetupColumn(heading);
+  for (const char* heading : {"row", "m model", "m GPU", "|dm|", "l model", "l GPU", "|dl|/l"})
+    ImGui::TableSetupColumn(heading);
   ImGui::TableHeadersRow();
   for (int r = 0; r < rows; ++r) {
     const double mm = gpu.ModelM(i, j, r), ml = gpu.ModelL(i, j, r);

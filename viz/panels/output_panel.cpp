@@ -66,9 +66,9 @@ void DrawOutputPanel(const Model& model, UiState& ui) {
     }
   const RowSoftmaxStats& exact = ref->stats[static_cast<std::size_t>(s.row_begin + r)];
   MathTextF("max |O_i − O_exact|: row %s, tile %s", Num(row_err, 3).c_str(), Num(tile_err, 3).c_str());
-  MathTextColored(pal.dim, Sprintf("m_i = %s (exact %s)   ℓ_i = %s (exact %s)", Num(t.m[static_cast<std::size_t>(r)], 4).c_str(),
-                                   Num(exact.m, 4).c_str(), Num(t.l[static_cast<std::size_t>(r)], 4).c_str(),
-                                   Num(exact.l, 4).c_str())
+  MathTextColored(pal.dim, Sprintf("m_i = %s (exact %s)   ℓ_i = %s (exact %s)",
+                                   Num(t.m[static_cast<std::size_t>(r)], 4).c_str(), Num(exact.m, 4).c_str(),
+                                   Num(t.l[static_cast<std::size_t>(r)], 4).c_str(), Num(exact.l, 4).c_str())
                                .c_str());
 
   // Bars: the current value and the exact one per column e.
@@ -90,10 +90,10 @@ void DrawOutputPanel(const Model& model, UiState& ui) {
     const double exact_v = ref->o[static_cast<std::size_t>(s.row_begin + r) * d + e];
     const double now = current(r, e);
     if (wide) {
-      dl->AddRectFilled(ImVec2(x0 + slot * 0.1f, std::min(mid, Y(exact_v))), ImVec2(x0 + slot * 0.9f, std::max(mid, Y(exact_v))),
-                        pal.ghost);
-      dl->AddRectFilled(ImVec2(x0 + slot * 0.3f, std::min(mid, Y(now))), ImVec2(x0 + slot * 0.7f, std::max(mid, Y(now))),
-                        pal.flash);
+      dl->AddRectFilled(ImVec2(x0 + slot * 0.1f, std::min(mid, Y(exact_v))),
+                        ImVec2(x0 + slot * 0.9f, std::max(mid, Y(exact_v))), pal.ghost);
+      dl->AddRectFilled(ImVec2(x0 + slot * 0.3f, std::min(mid, Y(now))),
+                        ImVec2(x0 + slot * 0.7f, std::max(mid, Y(now))), pal.flash);
       dl->AddLine(ImVec2(x0 + slot * 0.05f, Y(exact_v)), ImVec2(x0 + slot * 0.95f, Y(exact_v)), pal.standard, 2.0f);
     } else {
       dl->AddLine(ImVec2(x0, mid), ImVec2(x0, Y(now)), pal.flash);

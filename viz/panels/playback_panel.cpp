@@ -64,7 +64,8 @@ void DrawPlaybackPanel(const Model& model, UiState& ui) {
   ImGui::SameLine();
   int unit = ui.play_unit == StepUnit::kPhase ? 0 : 1;
   ImGui::SetNextItemWidth(-1);
-  if (ImGui::Combo("##unit", &unit, "by phase\0by tile\0")) ui.play_unit = unit == 0 ? StepUnit::kPhase : StepUnit::kTileIteration;
+  if (ImGui::Combo("##unit", &unit, "by phase\0by tile\0"))
+    ui.play_unit = unit == 0 ? StepUnit::kPhase : StepUnit::kTileIteration;
   MathTooltip("Play one phase or one whole tile iteration per tick");
 
   // Jump to a tile pair.

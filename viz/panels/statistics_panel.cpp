@@ -46,12 +46,15 @@ void DrawBars(ImDrawList* dl, const ScreenRect& area, int rows, float row_h, con
   const Palette& pal = GetPalette();
   dl->AddRectFilled(area.min, area.max, pal.plot_bg);
   const double span = hi > lo ? hi - lo : 1.0;
-  auto X = [&](double v) { return area.min.x + static_cast<float>((std::clamp(v, lo, hi) - lo) / span) * area.width(); };
+  auto X = [&](double v) {
+    return area.min.x + static_cast<float>((std::clamp(v, lo, hi) - lo) / span) * area.width();
+  };
   const float base = lo < 0 && hi > 0 ? X(0.0) : X(lo);
   if (lo < 0 && hi > 0) dl->AddLine(ImVec2(base, area.min.y), ImVec2(base, area.max.y), pal.grid);
   const float pad = row_h > 5 ? std::max(1.0f, row_h * 0.15f) : 0.0f;
   for (int r = 0; r < rows; ++r) {
-    const float y0 = area.min.y + row_h * static_cast<float>(r) + pad, y1 = area.min.y + row_h * static_cast<float>(r + 1) - pad;
+    const float y0 = area.min.y + row_h * static_cast<float>(r) + pad,
+                y1 = area.min.y + row_h * static_cast<float>(r + 1) - pad;
     if (r == highlight) dl->AddRectFilled(ImVec2(area.min.x, y0 - pad), ImVec2(area.max.x, y1 + pad), pal.cursor_fill);
     const auto k = static_cast<std::size_t>(r);
     if (k < ghost.size() && Finite(ghost[k])) {
@@ -132,15 +135,17 @@ void DrawStatisticsPanel(const Model& model, UiState& ui) {
   const bool kv = model.problem().order == LoopOrder::kKvOuter;
   if (s.info.i < 0 || t.m.empty()) {
     ImGui::PushTextWrapPos(0);
-    MathTextColored(pal.dim, s.info.phase == Phase::kDone
-                                 ? "All tiles are done: every row's m_i and ℓ_i are final (see the O_i view)."
-                                 : "No Q tile is on chip at this step: m_i and ℓ_i of a tile appear when it is loaded.");
+    MathTextColored(pal.dim,
+                    s.info.phase == Phase::kDone
+                        ? "All tiles are done: every row's m_i and ℓ_i are final (see the O_i view)."
+                        : "No Q tile is on chip at this step: m_i and ℓ_i of a tile appear when it is loaded.");
     ImGui::PopTextWrapPos();
     return;
   }
-  const int highlight = ui.selected_row >= s.row_begin && ui.selected_row < s.row_begin + s.rows
-                            ? ui.selected_row - s.row_begin
-                            : (ui.hover_row >= s.row_begin && ui.hover_row < s.row_begin + s.rows ? ui.hover_row - s.row_begin : -1);
+  const int highlight =
+      ui.selected_row >= s.row_begin && ui.selected_row < s.row_begin + s.rows
+          ? ui.selected_row - s.row_begin
+          : (ui.hover_row >= s.row_begin && ui.hover_row < s.row_begin + s.rows ? ui.hover_row - s.row_begin : -1);
 
   MathTextF("Q tile i = %d, rows %d–%d%s", s.info.i, s.row_begin, s.row_begin + s.rows - 1,
             s.info.j >= 0 ? Sprintf(", K/V tile j = %d", s.info.j).c_str() : "");
@@ -190,7 +195,8 @@ void DrawStatisticsPanel(const Model& model, UiState& ui) {
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const float row_h = bars_h / static_cast<float>(s.rows);
   std::vector<bool> flagged(static_cast<std::size_t>(s.rows), false);
-  for (std::size_t r = 0; r < t.alpha.size() && r < t.m_prev.size(); ++r) flagged[r] = Finite(t.m_prev[r]) && t.alpha[r] < 1.0;
+  for (std::size_t r = 0; r < t.alpha.size() && r < t.m_prev.size(); ++r)
+    flagged[r] = Finite(t.m_prev[r]) && t.alpha[r] < 1.0;
 
   Range mr;
   mr.Take(t.m);
@@ -220,9 +226,11 @@ void DrawStatisticsPanel(const Model& model, UiState& ui) {
       const auto k = static_cast<std::size_t>(r);
       const float y = m_area.min.y + row_h * static_cast<float>(r) + (row_h - ImGui::GetFontSize()) / 2;
       const std::string text = Num(t.m[k], 3) + (flagged[k] ? "  α=" + Num(t.alpha[k], 2) : "");
-      dl->AddText(ImVec2(m_area.max.x - ImGui::CalcTextSize(text.c_str()).x - 3, y), ImGui::GetColorU32(ImGuiCol_Text), text.c_str());
+      dl->AddText(ImVec2(m_area.max.x - ImGui::CalcTextSize(text.c_str()).x - 3, y), ImGui::GetColorU32(ImGuiCol_Text),
+                  text.c_str());
       const std::string ltext = Num(t.l[k], 3);
-      dl->AddText(ImVec2(l_area.max.x - ImGui::CalcTextSize(ltext.c_str()).x - 3, y), ImGui::GetColorU32(ImGuiCol_Text), ltext.c_str());
+      dl->AddText(ImVec2(l_area.max.x - ImGui::CalcTextSize(ltext.c_str()).x - 3, y), ImGui::GetColorU32(ImGuiCol_Text),
+                  ltext.c_str());
     }
 
   // Hover: the formulas with their numbers.

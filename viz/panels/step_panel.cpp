@@ -53,8 +53,9 @@ StepLayout ComputeStepLayout(ImVec2 origin, ImVec2 avail, const AttentionProblem
   L.zoom_below = avail.x < 520.0f * scale;
   // As wide as the tile needs with readable numbers (cells of ~48 px), within a third of the panel.
   const float zoom_need = (static_cast<float>(p.bc) + 2.0f) * 48.0f * scale;
-  const float zoom_w =
-      L.zoom_below ? avail.x : std::clamp(zoom_need, std::min(200.0f * scale, avail.x * 0.36f), std::max(avail.x * 0.36f, 200.0f * scale));
+  const float zoom_w = L.zoom_below ? avail.x
+                                    : std::clamp(zoom_need, std::min(200.0f * scale, avail.x * 0.36f),
+                                                 std::max(avail.x * 0.36f, 200.0f * scale));
   const float zoom_h = L.zoom_below ? std::max(avail.y * 0.4f, 160.0f * scale) : avail.y - legend_h;
   const float mat_w = L.zoom_below ? avail.x : avail.x - zoom_w - 2 * gap;
   const float mat_h = (L.zoom_below ? avail.y - zoom_h - gap : avail.y) - legend_h - gap;
@@ -130,9 +131,11 @@ ImTextureID ScoreStatusTexture(const Model& m) {
     const int w = std::min(p.tc(), 512), h = std::min(p.tr(), 512);
     image.Resize(w, h);
     for (int y = 0; y < h; ++y) {
-      const int i = static_cast<int>((2 * static_cast<std::int64_t>(y) + 1) * p.tr() / (2 * static_cast<std::int64_t>(h)));
+      const int i =
+          static_cast<int>((2 * static_cast<std::int64_t>(y) + 1) * p.tr() / (2 * static_cast<std::int64_t>(h)));
       for (int x = 0; x < w; ++x) {
-        const int j = static_cast<int>((2 * static_cast<std::int64_t>(x) + 1) * p.tc() / (2 * static_cast<std::int64_t>(w)));
+        const int j =
+            static_cast<int>((2 * static_cast<std::int64_t>(x) + 1) * p.tc() / (2 * static_cast<std::int64_t>(w)));
         ImU32 color = pal.pending;
         switch (m.PairStatus(i, j)) {
           case TileStatus::kMasked: color = pal.masked; break;
@@ -281,8 +284,10 @@ void DrawMatrices(const Model& m, UiState& ui, const StepLayout& L, Hovered& hov
     for (int i = 0; i < p.tr(); ++i)
       for (int j = 0; j < p.tc(); ++j)
         if (!p.TilePairActive(i, j))
-          DrawHatch(dl, gs.Cells(p.RowBegin(i), p.ColBegin(j), p.RowBegin(i) + p.RowsInTile(i), p.ColBegin(j) + p.ColsInTile(j)),
-                    pal.grid, 7.0f * ui.ui_scale);
+          DrawHatch(
+              dl,
+              gs.Cells(p.RowBegin(i), p.ColBegin(j), p.RowBegin(i) + p.RowsInTile(i), p.ColBegin(j) + p.ColsInTile(j)),
+              pal.grid, 7.0f * ui.ui_scale);
   DrawTileLines(dl, gs, p.br, p.bc, pal.grid);
 
   DrawCrossHighlight(dl, gq, prev_hover_row, -1);
@@ -387,16 +392,16 @@ void DrawMatrixLabels(const Model& m, const StepLayout& L) {
   const float kx = std::clamp(L.kt.min.x + (L.kt.width() - kw) / 2, L.q.max.x + spacing + CalcMathTextSize("Q").x,
                               std::max(L.q.max.x + spacing, L.o.min.x - kw - spacing));
   LabelAt(ImVec2(kx, y_top), kt.c_str(), k_help);
-  (void)v_help;
   const float y_bottom = L.vt.max.y + (L.label_h - ImGui::GetTextLineHeight()) / 2;
   const std::string vt = Sprintf("Vᵀ  (%d × %d)", p.d, p.n);
   const float vw = LabelWidth(vt.c_str(), true);
   LabelAt(ImVec2(std::max(L.q.min.x, L.vt.min.x + (L.vt.width() - vw) / 2), y_bottom), vt.c_str(), v_help);
   const std::string s = Sprintf("S (%d × %d, %d × %d tiles) is never stored", p.n, p.n, p.tr(), p.tc());
-  LabelAt(ImVec2(L.q.min.x, y_bottom + L.label_h), s.c_str(),
-          "S is drawn as its tiles. Only the current tile S_ij exists, in SRAM: it gets values at scores, becomes P~_ij "
-          "at exp, and is thrown away when the tile pair ends. Finished tiles are shaded, pending ones plain, "
-          "masked ones (causal) grey and hatched. Click a tile to jump to its first step.");
+  LabelAt(
+      ImVec2(L.q.min.x, y_bottom + L.label_h), s.c_str(),
+      "S is drawn as its tiles. Only the current tile S_ij exists, in SRAM: it gets values at scores, becomes P~_ij "
+      "at exp, and is thrown away when the tile pair ends. Finished tiles are shaded, pending ones plain, "
+      "masked ones (causal) grey and hatched. Click a tile to jump to its first step.");
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -417,12 +422,14 @@ void DrawTileGrid(const Model& m, UiState& ui, const char* id, ScreenRect area, 
   const float num_w2 = mono->CalcTextSizeA(mono_size, FLT_MAX, 0, "-0.00").x + 6;
   const float num_w1 = mono->CalcTextSizeA(mono_size, FLT_MAX, 0, "-0.0").x + 4;
   const float stat_share = 1.7f;
-  float cell = std::min(area.width() / (static_cast<float>(cols) + stat_share + 0.3f), area.height() / static_cast<float>(rows));
+  float cell =
+      std::min(area.width() / (static_cast<float>(cols) + stat_share + 0.3f), area.height() / static_cast<float>(rows));
   cell = std::floor(std::min(cell, 72.0f * ui.ui_scale));
   if (cell < 1) return;
   const bool numbers = cell >= num_w1 && cell >= mono_size + 4;
   const int decimals = cell >= num_w2 ? 2 : 1;
-  const ScreenRect grid_rect = Rect(area.min.x, area.min.y, cell * static_cast<float>(cols), cell * static_cast<float>(rows));
+  const ScreenRect grid_rect =
+      Rect(area.min.x, area.min.y, cell * static_cast<float>(cols), cell * static_cast<float>(rows));
   const float stat_x = grid_rect.max.x + cell * 0.3f;
   const ScreenRect stat_rect = Rect(stat_x, area.min.y, cell * stat_share, cell * static_cast<float>(rows));
   const CellGrid grid{grid_rect, rows, cols};
@@ -438,9 +445,9 @@ void DrawTileGrid(const Model& m, UiState& ui, const char* id, ScreenRect area, 
                                                     : "not computed yet";
     const ImVec2 size = ImGui::CalcTextSize(text);
     // Inside the empty tile when it fits, else just under it.
-    const ImVec2 at = size.x + 8 < grid_rect.width()
-                          ? ImVec2(grid_rect.min.x + (grid_rect.width() - size.x) / 2, grid_rect.min.y + (grid_rect.height() - size.y) / 2)
-                          : ImVec2(grid_rect.min.x, grid_rect.max.y + 2);
+    const ImVec2 at = size.x + 8 < grid_rect.width() ? ImVec2(grid_rect.min.x + (grid_rect.width() - size.x) / 2,
+                                                              grid_rect.min.y + (grid_rect.height() - size.y) / 2)
+                                                     : ImVec2(grid_rect.min.x, grid_rect.max.y + 2);
     dl->AddText(at, pal.dim, text);
     return;
   }
@@ -455,7 +462,8 @@ void DrawTileGrid(const Model& m, UiState& ui, const char* id, ScreenRect area, 
         const ImVec2 size = mono->CalcTextSizeA(mono_size, FLT_MAX, 0, text.c_str());
         ColorScale masked_scale = scale;
         masked_scale.masked = pal.masked;
-        dl->AddText(mono, mono_size, ImVec2(cr.min.x + (cr.width() - size.x) / 2, cr.min.y + (cr.height() - size.y) / 2),
+        dl->AddText(mono, mono_size,
+                    ImVec2(cr.min.x + (cr.width() - size.x) / 2, cr.min.y + (cr.height() - size.y) / 2),
                     ContrastingText(masked_scale(v)), text.c_str());
       }
   // The row statistic (m~ or ℓ~) as a column of numbers or small bars.
@@ -465,7 +473,8 @@ void DrawTileGrid(const Model& m, UiState& ui, const char* id, ScreenRect area, 
     for (double v : row_stat)
       if (std::isfinite(v)) top = std::max(top, std::abs(v));
     for (int r = 0; r < rows && r < static_cast<int>(row_stat.size()); ++r) {
-      const ScreenRect cr = Rect(stat_rect.min.x, stat_rect.min.y + cell * static_cast<float>(r), stat_rect.width(), cell);
+      const ScreenRect cr =
+          Rect(stat_rect.min.x, stat_rect.min.y + cell * static_cast<float>(r), stat_rect.width(), cell);
       const double v = row_stat[static_cast<std::size_t>(r)];
       if (numbers) {
         const std::string text = CellNum(v, decimals);
@@ -517,7 +526,8 @@ void DrawTileZoom(const Model& m, UiState& ui, const StepLayout& L, Hovered& hov
   const float y1 = ImGui::GetCursorScreenPos().y;
   const std::vector<double>* s_values = t.s.empty() ? nullptr : &t.s;
   DrawTileGrid(m, ui, "zoom-S", Rect(L.zoom.min.x, y1, L.zoom.width(), grid_h), s_values,
-               ColorScale::Symmetric(t.s.empty() ? 1.0 : FiniteAbsMax(t.s)), false, t.m_tile, kv ? "m~_ij" : "max", hovered);
+               ColorScale::Symmetric(t.s.empty() ? 1.0 : FiniteAbsMax(t.s)), false, t.m_tile, kv ? "m~_ij" : "max",
+               hovered);
 
   const float y2 = y1 + grid_h + ImGui::GetTextLineHeightWithSpacing() + 4;
   ImGui::SetCursorScreenPos(ImVec2(L.zoom.min.x, y2));
@@ -544,13 +554,11 @@ void DrawLegends(const Model& m, float width) {
   DrawColorLegend("Q, Kᵀ, Vᵀ", ColorScale::Symmetric(InputAbsMax(m)), bar);
   ImGui::SameLine(0, 18);
   DrawColorLegend("O", ColorScale::Symmetric(OutputAbsMax(m)), bar);
-  const TileValues tv = CurrentTileValues(m);
   ImGui::SameLine(0, 18);
   const TileNumerics& t = m.state().tile;
   DrawColorLegend("S_ij", ColorScale::Symmetric(t.s.empty() ? 1.0 : FiniteAbsMax(t.s)), bar);
   ImGui::SameLine(0, 18);
   DrawColorLegend("P~_ij", ColorScale::Unit(), bar);
-  (void)tv;
 }
 
 }  // namespace

@@ -23,7 +23,8 @@ void DrawScrubber(const Model& m, UiState& ui, float width, float height) {
   const float x0 = p.x + 6, x1 = p.x + width - 6;
   const float mid = p.y + height * 0.5f;
   auto X = [&](std::int64_t step) {
-    return x0 + (x1 - x0) * static_cast<float>(count > 1 ? static_cast<double>(step) / static_cast<double>(count - 1) : 0.0);
+    return x0 +
+           (x1 - x0) * static_cast<float>(count > 1 ? static_cast<double>(step) / static_cast<double>(count - 1) : 0.0);
   };
   dl->AddRectFilled(ImVec2(x0, mid - 3), ImVec2(x1, mid + 3), pal.plot_bg, 3);
   dl->AddRectFilled(ImVec2(x0, mid - 3), ImVec2(X(m.step()), mid + 3), pal.flash, 3);
@@ -49,7 +50,8 @@ void DrawScrubber(const Model& m, UiState& ui, float width, float height) {
 
   const float mx = ImGui::GetIO().MousePos.x;
   const std::int64_t at = std::clamp<std::int64_t>(
-      static_cast<std::int64_t>(std::llround((mx - x0) / std::max(span, 1.0f) * static_cast<float>(count - 1))), 0, count - 1);
+      static_cast<std::int64_t>(std::llround((mx - x0) / std::max(span, 1.0f) * static_cast<float>(count - 1))), 0,
+      count - 1);
   if (active) ui.step = at;
   if (hovered) {
     const StepInfo info = s.Info(at);
@@ -58,7 +60,8 @@ void DrawScrubber(const Model& m, UiState& ui, float width, float height) {
     if (info.i >= 0 || info.j >= 0)
       MathTextF("%s%s", info.i >= 0 ? Sprintf("Q tile i = %d  ", info.i).c_str() : "",
                 info.j >= 0 ? Sprintf("K/V tile j = %d", info.j).c_str() : "");
-    MathTextColored(GetPalette().dim, "click or drag to go there; short marks: tile iterations, tall: outer iterations");
+    MathTextColored(GetPalette().dim,
+                    "click or drag to go there; short marks: tile iterations, tall: outer iterations");
     ImGui::EndTooltip();
   }
 }
@@ -70,8 +73,8 @@ void DrawTimelinePanel(const Model& model, UiState& ui) {
   const StepState& s = model.state();
   const Schedule& sched = model.schedule();
   const std::string where =
-      Sprintf("step %lld / %lld · %s", static_cast<long long>(model.step()), static_cast<long long>(model.step_count() - 1),
-              std::string(PhaseName(s.info.phase)).c_str());
+      Sprintf("step %lld / %lld · %s", static_cast<long long>(model.step()),
+              static_cast<long long>(model.step_count() - 1), std::string(PhaseName(s.info.phase)).c_str());
   const std::string tiles = Sprintf("tile iteration %lld of %lld",
                                     static_cast<long long>(model.tile_iteration() >= 0 ? model.tile_iteration() + 1
                                                                                        : model.tile_iterations_done()),

@@ -46,8 +46,8 @@ void Arrow(ImDrawList* dl, ImVec2 from, ImVec2 to, ImU32 color, float thickness)
   const float dir = to.x > from.x ? 1.0f : -1.0f;
   const float head = thickness * 3.0f;
   dl->AddLine(from, ImVec2(to.x - dir * head, to.y), color, thickness);
-  dl->AddTriangleFilled(to, ImVec2(to.x - dir * head * 1.4f, to.y - head), ImVec2(to.x - dir * head * 1.4f, to.y + head),
-                        color);
+  dl->AddTriangleFilled(to, ImVec2(to.x - dir * head * 1.4f, to.y - head),
+                        ImVec2(to.x - dir * head * 1.4f, to.y + head), color);
 }
 
 // An arrow between two boxes with "this step" above (or below) and the total beside it.
@@ -56,7 +56,8 @@ void LabelledArrow(ImDrawList* dl, float x0, float x1, float y, bool rightwards,
   const Palette& pal = GetPalette();
   const bool active = step_bytes > 0;
   const ImU32 color = active ? pal.cursor : pal.dim;
-  Arrow(dl, ImVec2(rightwards ? x0 : x1, y), ImVec2(rightwards ? x1 : x0, y), color, active ? 3.0f * scale : 1.5f * scale);
+  Arrow(dl, ImVec2(rightwards ? x0 : x1, y), ImVec2(rightwards ? x1 : x0, y), color,
+        active ? 3.0f * scale : 1.5f * scale);
   const float fs = ImGui::GetFontSize();
   const std::string now = active ? "+" + Bytes(step_bytes) : std::string("0 B");
   const std::string total = "Σ " + Bytes(total_bytes);
@@ -162,14 +163,16 @@ void DrawMemoryChart(const Model& m, const ScreenRect& area, float scale) {
   }
 
   Box(dl, sram, pal.sram, Sprintf("SRAM (on chip), M = %s", Bytes(m.problem().sram_bytes).c_str()).c_str());
-  const ScreenRect bar{ImVec2(sram.min.x + 8, sram.min.y + fs * 1.6f + 6), ImVec2(sram.max.x - 8, sram.min.y + fs * 2.8f + 6)};
+  const ScreenRect bar{ImVec2(sram.min.x + 8, sram.min.y + fs * 1.6f + 6),
+                       ImVec2(sram.max.x - 8, sram.min.y + fs * 2.8f + 6)};
   DrawSramBar(dl, m, bar);
   const double used = static_cast<double>(total.sram_bytes), budget = static_cast<double>(m.problem().sram_bytes);
   y = bar.max.y + 6;
   DrawMathText(dl, ImVec2(sram.min.x + 8, y), used > budget ? pal.bad : ImGui::GetColorU32(ImGuiCol_Text),
                Sprintf("now %s = %.0f%% of M", Bytes(total.sram_bytes).c_str(), 100.0 * used / budget).c_str());
   y += fs + 1;
-  DrawMathText(dl, ImVec2(sram.min.x + 8, y), pal.dim, Sprintf("peak %s", Bytes(total.sram_peak_bytes).c_str()).c_str());
+  DrawMathText(dl, ImVec2(sram.min.x + 8, y), pal.dim,
+               Sprintf("peak %s", Bytes(total.sram_peak_bytes).c_str()).c_str());
   y += fs + 3;
   // The resident tiles, as many to a line as fit.
   float x = sram.min.x + 8;
@@ -212,14 +215,14 @@ void DrawMemoryChart(const Model& m, const ScreenRect& area, float scale) {
   // Arrows: reads above (rightwards), writes below (leftwards).
   const float ya = area.min.y + area.height() * 0.36f, yb = area.min.y + area.height() * 0.72f;
   const float pad = 6 * scale;
-  LabelledArrow(dl, hbm.max.x + pad, sram.min.x - pad, ya, true, now.HbmReadBytes(), total.HbmReadBytes(), "HBM → SRAM", true,
-                scale);
-  LabelledArrow(dl, hbm.max.x + pad, sram.min.x - pad, yb, false, now.HbmWriteBytes(), total.HbmWriteBytes(), "SRAM → HBM",
-                false, scale);
-  LabelledArrow(dl, sram.max.x + pad, comp.min.x - pad, ya, true, now.sram_read_bytes, total.sram_read_bytes, "operands",
+  LabelledArrow(dl, hbm.max.x + pad, sram.min.x - pad, ya, true, now.HbmReadBytes(), total.HbmReadBytes(), "HBM → SRAM",
                 true, scale);
-  LabelledArrow(dl, sram.max.x + pad, comp.min.x - pad, yb, false, now.sram_write_bytes, total.sram_write_bytes, "results",
-                false, scale);
+  LabelledArrow(dl, hbm.max.x + pad, sram.min.x - pad, yb, false, now.HbmWriteBytes(), total.HbmWriteBytes(),
+                "SRAM → HBM", false, scale);
+  LabelledArrow(dl, sram.max.x + pad, comp.min.x - pad, ya, true, now.sram_read_bytes, total.sram_read_bytes,
+                "operands", true, scale);
+  LabelledArrow(dl, sram.max.x + pad, comp.min.x - pad, yb, false, now.sram_write_bytes, total.sram_write_bytes,
+                "results", false, scale);
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -230,7 +233,8 @@ void Bar(const char* label, double value, double full, ImU32 color, const std::s
   ImGui::AlignTextToFramePadding();
   MathText(label);
   ImGui::SameLine(ImGui::CalcTextSize("standard, whole run ").x + ImGui::GetStyle().ItemSpacing.x);
-  const ImVec2 p = ImVec2(ImGui::GetCursorScreenPos().x, ImGui::GetCursorScreenPos().y + ImGui::GetFrameHeight() * 0.1f);
+  const ImVec2 p =
+      ImVec2(ImGui::GetCursorScreenPos().x, ImGui::GetCursorScreenPos().y + ImGui::GetFrameHeight() * 0.1f);
   const float w = ImGui::GetContentRegionAvail().x, h = ImGui::GetFrameHeight() * 0.8f;
   ImDrawList* dl = ImGui::GetWindowDrawList();
   dl->AddRectFilled(p, ImVec2(p.x + w, p.y + h), GetPalette().plot_bg);
@@ -292,7 +296,8 @@ void DrawSweepPlot(const Model& m, ImVec2 size) {
   const Palette& pal = GetPalette();
   const Sweep* sweep = m.sweep_current() ? m.sweep() : nullptr;
   PlotSpec spec;
-  spec.title = Sprintf("HBM bytes against N (d = %d, B_r = %d, B_c = %d)", m.problem().d, m.problem().br, m.problem().bc);
+  spec.title =
+      Sprintf("HBM bytes against N (d = %d, B_r = %d, B_c = %d)", m.problem().d, m.problem().br, m.problem().bc);
   spec.x.label = "N";
   spec.x.log = true;
   spec.x.log_base = 2;
@@ -314,8 +319,8 @@ void DrawSweepPlot(const Model& m, ImVec2 size) {
     spec.series = {std::move(flash), std::move(standard)};
   }
   const double n = m.problem().n;
-  spec.marks.push_back({n, static_cast<double>(m.final_ledger().HbmBytes()), Sprintf("N = %d (this problem)", m.problem().n),
-                        pal.cursor});
+  spec.marks.push_back({n, static_cast<double>(m.final_ledger().HbmBytes()),
+                        Sprintf("N = %d (this problem)", m.problem().n), pal.cursor});
   spec.marks.push_back({n, static_cast<double>(m.standard_ledger().HbmBytes()), "", pal.cursor});
   Plot("##sweep", size, spec);
   if (sweep && !sweep->note.empty()) ImGui::TextDisabled("%s", sweep->note.c_str());
@@ -347,7 +352,8 @@ void DrawTrafficPanel(const Model& model, UiState& ui) {
   ImGui::EndChild();
   ImGui::SameLine();
   ImGui::BeginChild("##sweep-child", ImVec2(0, rest_h), false);
-  DrawSweepPlot(model, ImVec2(ImGui::GetContentRegionAvail().x, ImGui::GetContentRegionAvail().y - ImGui::GetTextLineHeightWithSpacing()));
+  DrawSweepPlot(model, ImVec2(ImGui::GetContentRegionAvail().x,
+                              ImGui::GetContentRegionAvail().y - ImGui::GetTextLineHeightWithSpacing()));
   ImGui::EndChild();
 }
 

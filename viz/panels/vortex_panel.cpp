@@ -71,9 +71,10 @@ ImU32 ContentColor(RegisterContent c) {
 
 // Eight hues for the lanes of a warp.
 ImU32 LaneColor(int lane) {
-  static constexpr std::array<ImU32, 8> kLanes = {
-      IM_COL32(228, 26, 28, 255),  IM_COL32(55, 126, 184, 255), IM_COL32(77, 175, 74, 255),  IM_COL32(152, 78, 163, 255),
-      IM_COL32(255, 127, 0, 255),  IM_COL32(200, 200, 50, 255), IM_COL32(166, 86, 40, 255), IM_COL32(247, 129, 191, 255)};
+  static constexpr std::array<ImU32, 8> kLanes = {IM_COL32(228, 26, 28, 255), IM_COL32(55, 126, 184, 255),
+                                                  IM_COL32(77, 175, 74, 255), IM_COL32(152, 78, 163, 255),
+                                                  IM_COL32(255, 127, 0, 255), IM_COL32(200, 200, 50, 255),
+                                                  IM_COL32(166, 86, 40, 255), IM_COL32(247, 129, 191, 255)};
   return kLanes[static_cast<std::size_t>(((lane % 8) + 8) % 8)];
 }
 
@@ -136,7 +137,8 @@ void DrawControls(UiState& ui, float scale) {
   ImGui::SetNextItemWidth(field * 1.2f);
   int lmem = static_cast<int>(std::clamp<std::int64_t>(v.machine.local_memory_bytes, 0, vortex::kMaxLocalMemoryBytes));
   if (ImGui::InputInt("##lmem", &lmem, 1024, 4096)) v.machine.local_memory_bytes = lmem;
-  MathTooltip("Bytes of local memory (\"SRAM\") per core, shared by the blocks resident on it (16384 on the report's machine)");
+  MathTooltip(
+      "Bytes of local memory (\"SRAM\") per core, shared by the blocks resident on it (16384 on the report's machine)");
   ImGui::SameLine();
   WrapFieldIfNoRoom("FP regs", field);
   ImGui::AlignTextToFramePadding();
@@ -151,7 +153,8 @@ void DrawControls(UiState& ui, float scale) {
   ImGui::TextUnformatted("program");
   ImGui::SameLine();
   if (ImGui::RadioButton("SIMT", &mode, 0)) v.mode = vortex::Mode::kSimt;
-  MathTooltip("One thread per query row: O_row, the S/P~ row, m and ℓ in FP registers; B_r = min(W·T, N), B_c = max(B_r, 8)");
+  MathTooltip(
+      "One thread per query row: O_row, the S/P~ row, m and ℓ in FP registers; B_r = min(W·T, N), B_c = max(B_r, 8)");
   ImGui::SameLine();
   if (ImGui::RadioButton("TCU", &mode, 1)) v.mode = vortex::Mode::kTcu;
   MathTooltip("The 8×8 tensor unit: d = 8, B_r = B_c = 8, one warp per block, two mma_sync per K/V tile");
@@ -159,7 +162,9 @@ void DrawControls(UiState& ui, float scale) {
   ImGui::TextDisabled("|");
   ImGui::SameLine();
   if (ImGui::Button("Report: SIMT")) UsePreset(ui, vortex::Mode::kSimt);
-  MathTooltip("4 cores × 2 warps × 8 threads, 16 KB local memory; N = 64, d = 8, Q outer loop, no 1/√d (also sets the main problem)");
+  MathTooltip(
+      "4 cores × 2 warps × 8 threads, 16 KB local memory; N = 64, d = 8, Q outer loop, no 1/√d (also sets the main "
+      "problem)");
   ImGui::SameLine();
   if (ImGui::Button("Report: TCU")) UsePreset(ui, vortex::Mode::kTcu);
   MathTooltip("The same machine with the tensor unit: B_r = B_c = 8 (also sets the main problem's tiles to 8×8)");
@@ -212,7 +217,8 @@ ThreadPick DrawThreadGrid(const Model& model, const Mapping& m, const PhaseView&
   int per_row = std::min(shown, 4);
   while (per_row > 1 && cell_for(per_row) < fs * 1.3f) --per_row;
   const float cell = std::clamp(cell_for(per_row), 6.0f, fs * 2.4f);
-  const float core_w = cell * static_cast<float>(t) + fs * 0.8f, core_h = cell * static_cast<float>(w) * 1.25f + fs * 1.6f;
+  const float core_w = cell * static_cast<float>(t) + fs * 0.8f,
+              core_h = cell * static_cast<float>(w) * 1.25f + fs * 1.6f;
   const int rows_of_cores = (shown + per_row - 1) / per_row;
   const ScreenRect area =
       Canvas("##threads", ImVec2(per_row * (core_w + gap), static_cast<float>(rows_of_cores) * (core_h + gap)));
@@ -256,7 +262,8 @@ ThreadPick DrawThreadGrid(const Model& model, const Mapping& m, const PhaseView&
         const vortex::RowOwner owner = row >= 0 ? m.OwnerOfRow(row) : vortex::RowOwner{};
         const bool concurrent = row >= 0 && std::find(v.concurrent_blocks.begin(), v.concurrent_blocks.end(),
                                                       owner.block) != v.concurrent_blocks.end();
-        if (active) dl->AddRect(ImVec2(r.min.x - 1, r.min.y - 1), ImVec2(r.max.x + 1, r.max.y + 1), pal.cursor, 0, 0, 2.5f);
+        if (active)
+          dl->AddRect(ImVec2(r.min.x - 1, r.min.y - 1), ImVec2(r.max.x + 1, r.max.y + 1), pal.cursor, 0, 0, 2.5f);
         else if (concurrent) dl->AddRect(r.min, r.max, WithAlpha(pal.cursor, 110), 0, 0, 1.0f);
         if (core == pinned.core && warp == pinned.warp && lane == pinned.thread)
           dl->AddCircleFilled(ImVec2(r.max.x - cell * 0.18f, r.min.y + cell * 0.18f), std::max(2.0f, cell * 0.12f),
@@ -265,7 +272,8 @@ ThreadPick DrawThreadGrid(const Model& model, const Mapping& m, const PhaseView&
           hovered = {core, warp, lane};
           std::string tip = Sprintf("core %d, warp %d, thread %d", core, warp, lane);
           if (row >= 0) {
-            tip += Sprintf("\nowns query row %d (block %d = Q tile %d, wave %d)", row, owner.block, owner.block, owner.wave);
+            tip += Sprintf("\nowns query row %d (block %d = Q tile %d, wave %d)", row, owner.block, owner.block,
+                           owner.wave);
             const auto it = std::find_if(v.active.begin(), v.active.end(), [&](const vortex::ActiveThread& a) {
               return core == v.core && a.warp == warp && a.thread == lane;
             });
@@ -306,8 +314,9 @@ std::string CellLabel(const vortex::RegisterCell& c, bool tcu, int lane, int mma
     static constexpr const char* kSecond[] = {"P~", "V", "PV"};
     const char* name = (mma == 1 ? kFirst : kSecond)[static_cast<int>(frag)];
     if (elements.size() == 2)
-      return frag == vortex::Fragment::kA ? Sprintf("%s[%d][%d,%d]", name, elements[0].row, elements[0].col, elements[1].col)
-                                          : Sprintf("%s[%d,%d][%d]", name, elements[0].row, elements[1].row, elements[0].col);
+      return frag == vortex::Fragment::kA
+                 ? Sprintf("%s[%d][%d,%d]", name, elements[0].row, elements[0].col, elements[1].col)
+                 : Sprintf("%s[%d,%d][%d]", name, elements[0].row, elements[1].row, elements[0].col);
     return Sprintf("%s[%d][%d]", name, elements[0].row, elements[0].col);
   }
   return Pretty(c.label);
@@ -358,7 +367,8 @@ void DrawRegisterFile(const Mapping& m, const PhaseView& v, const ThreadPick& sh
   const int lane = std::max(shown.thread, 0);
   for (int f = 0; f < count; ++f) {
     const vortex::RegisterCell& c = v.registers[static_cast<std::size_t>(f)];
-    const float x = area.min.x + cw * static_cast<float>(f % per_row), y = area.min.y + ch * static_cast<float>(f / per_row);
+    const float x = area.min.x + cw * static_cast<float>(f % per_row),
+                y = area.min.y + ch * static_cast<float>(f / per_row);
     const ScreenRect r{ImVec2(x + 1, y + 1), ImVec2(x + cw - 1, y + ch - 1)};
     const bool has_content = !c.label.empty() || c.live;
     const ImU32 base = ContentColor(c.content);
@@ -369,7 +379,8 @@ void DrawRegisterFile(const Mapping& m, const PhaseView& v, const ThreadPick& sh
     else if (c.written && shown_active) dl->AddRect(r.min, r.max, pal.cursor, 2.0f, 0, 2.0f);
     else dl->AddRect(r.min, r.max, WithAlpha(ImGui::GetColorU32(ImGuiCol_Border), 160), 2.0f);
     const ImU32 text = c.live && shown_active ? ContrastingText(base) : ImGui::GetColorU32(ImGuiCol_Text);
-    dl->AddText(ImGui::GetFont(), fs * 0.62f, ImVec2(r.min.x + 2, r.min.y + 1), WithAlpha(text, 170), Sprintf("f%d", f).c_str());
+    dl->AddText(ImGui::GetFont(), fs * 0.62f, ImVec2(r.min.x + 2, r.min.y + 1), WithAlpha(text, 170),
+                Sprintf("f%d", f).c_str());
     const std::string label = c.padding ? "0" : CellLabel(c, tcu, lane, v.mma);
     const std::string brief = ShortLabel(label);
     const ImVec2 size = CalcMathTextSize(brief.c_str(), nullptr, fs * 0.78f);
@@ -391,9 +402,11 @@ void DrawRegisterFile(const Mapping& m, const PhaseView& v, const ThreadPick& sh
                                          RegisterContent::kTemporary};
   const RegisterContent legend_tcu[] = {RegisterContent::kFragmentA, RegisterContent::kFragmentB,
                                         RegisterContent::kAccumulator, RegisterContent::kTemporary};
-  for (RegisterContent c : tcu ? std::span<const RegisterContent>(legend_tcu) : std::span<const RegisterContent>(legend_simt)) {
+  for (RegisterContent c :
+       tcu ? std::span<const RegisterContent>(legend_tcu) : std::span<const RegisterContent>(legend_simt)) {
     const ImVec2 p = ImGui::GetCursorScreenPos();
-    ImGui::GetWindowDrawList()->AddRectFilled(ImVec2(p.x, p.y + fs * 0.2f), ImVec2(p.x + fs * 0.8f, p.y + fs), ContentColor(c));
+    ImGui::GetWindowDrawList()->AddRectFilled(ImVec2(p.x, p.y + fs * 0.2f), ImVec2(p.x + fs * 0.8f, p.y + fs),
+                                              ContentColor(c));
     ImGui::Dummy(ImVec2(fs, fs));
     ImGui::SameLine();
     MathText(std::string(vortex::RegisterContentName(c)).c_str());
@@ -432,29 +445,36 @@ void DrawLocalMemory(const Mapping& m, const PhaseView& v, const Palette& pal, f
   for (int k = 0; k < cores; ++k) {
     const int core = v.core >= 0 ? (v.core + k) % m.request.machine.cores : k;
     const float y = area.min.y + static_cast<float>(k) * (bar_h + fs * 0.5f);
-    dl->AddText(ImVec2(area.min.x, y + bar_h * 0.2f), core == v.core ? pal.cursor : pal.dim, Sprintf("core %d", core).c_str());
+    dl->AddText(ImVec2(area.min.x, y + bar_h * 0.2f), core == v.core ? pal.cursor : pal.dim,
+                Sprintf("core %d", core).c_str());
     const ScreenRect bar{ImVec2(X(0), y), ImVec2(X(l.capacity), y + bar_h)};
     dl->AddRectFilled(bar.min, bar.max, pal.plot_bg);
-    if (l.bytes_per_core > l.capacity) DrawHatch(dl, ScreenRect{ImVec2(X(l.capacity), y), ImVec2(X(span), y + bar_h)}, pal.bad, 4.0f);
+    if (l.bytes_per_core > l.capacity)
+      DrawHatch(dl, ScreenRect{ImVec2(X(l.capacity), y), ImVec2(X(span), y + bar_h)}, pal.bad, 4.0f);
     for (int slot = 0; slot < l.blocks_per_core; ++slot) {
       // The block in this slot of this core in the current wave, if any.
-      const std::int64_t block = (static_cast<std::int64_t>(wave) * m.blocks_per_core + slot) * m.request.machine.cores + core;
+      const std::int64_t block =
+          (static_cast<std::int64_t>(wave) * m.blocks_per_core + slot) * m.request.machine.cores + core;
       const bool present = block < m.tr && v.runs;
-      const bool running = present && (block == v.block || std::find(v.concurrent_blocks.begin(), v.concurrent_blocks.end(),
-                                                                      static_cast<int>(block)) != v.concurrent_blocks.end());
+      const bool running =
+          present && (block == v.block || std::find(v.concurrent_blocks.begin(), v.concurrent_blocks.end(),
+                                                    static_cast<int>(block)) != v.concurrent_blocks.end());
       const std::int64_t base = slot * l.bytes_per_block;
       for (const vortex::LocalRegionState& s : v.local_memory) {
         const vortex::LocalRegion& region = l.regions[static_cast<std::size_t>(s.region)];
-        const ScreenRect r{ImVec2(X(base + region.offset), y + 1), ImVec2(std::max(X(base + region.offset + region.bytes), X(base + region.offset) + 1.0f), y + bar_h - 1)};
+        const ScreenRect r{
+            ImVec2(X(base + region.offset), y + 1),
+            ImVec2(std::max(X(base + region.offset + region.bytes), X(base + region.offset) + 1.0f), y + bar_h - 1)};
         const bool live = running && s.live;
         dl->AddRectFilled(r.min, r.max, WithAlpha(RegionColor(s.region), live ? 220 : 45));
         if (running && s.written) dl->AddRect(r.min, r.max, pal.cursor, 0, 0, 2.0f);
         else if (running && s.read) dl->AddRect(r.min, r.max, ImGui::GetColorU32(ImGuiCol_Text), 0, 0, 1.0f);
         if (MouseIn(r)) {
-          std::string tip = Sprintf("core %d, block %lld: %s\nbytes %lld–%lld (%lld B)\n%s", core, static_cast<long long>(block),
-                                    Pretty(region.name).c_str(), static_cast<long long>(base + region.offset),
-                                    static_cast<long long>(base + region.offset + region.bytes - 1),
-                                    static_cast<long long>(region.bytes), Pretty(region.layout).c_str());
+          std::string tip =
+              Sprintf("core %d, block %lld: %s\nbytes %lld–%lld (%lld B)\n%s", core, static_cast<long long>(block),
+                      Pretty(region.name).c_str(), static_cast<long long>(base + region.offset),
+                      static_cast<long long>(base + region.offset + region.bytes - 1),
+                      static_cast<long long>(region.bytes), Pretty(region.layout).c_str());
           tip += live ? "\nholds " + Pretty(s.holds) : std::string("\nempty in this phase");
           if (running && s.written) tip += "\nwritten in this phase";
           if (running && s.read) tip += "\nread in this phase";
@@ -479,9 +499,11 @@ void DrawLocalMemory(const Mapping& m, const PhaseView& v, const Palette& pal, f
   for (const vortex::LocalRegionState& s : v.local_memory) {
     const vortex::LocalRegion& region = l.regions[static_cast<std::size_t>(s.region)];
     const auto ZX = [&](std::int64_t bytes) {
-      return zoom.min.x + zoom.width() * static_cast<float>(static_cast<double>(bytes) / static_cast<double>(l.bytes_per_block));
+      return zoom.min.x +
+             zoom.width() * static_cast<float>(static_cast<double>(bytes) / static_cast<double>(l.bytes_per_block));
     };
-    const ScreenRect r{ImVec2(ZX(region.offset) + 1, zoom.min.y), ImVec2(ZX(region.offset + region.bytes) - 1, zoom.max.y)};
+    const ScreenRect r{ImVec2(ZX(region.offset) + 1, zoom.min.y),
+                       ImVec2(ZX(region.offset + region.bytes) - 1, zoom.max.y)};
     const ImU32 color = RegionColor(s.region);
     dl->AddRectFilled(r.min, r.max, WithAlpha(color, s.live ? 220 : 45), 2.0f);
     if (s.written) dl->AddRect(r.min, r.max, pal.cursor, 2.0f, 0, 2.5f);
@@ -492,9 +514,10 @@ void DrawLocalMemory(const Mapping& m, const PhaseView& v, const Palette& pal, f
       DrawMathText(dl, ImVec2((r.min.x + r.max.x - size.x) / 2, r.min.y + (r.height() - size.y) / 2),
                    s.live ? ContrastingText(color) : pal.dim, name.c_str(), nullptr, fs * 0.8f);
     if (MouseIn(r)) {
-      std::string tip = Sprintf("%s: bytes %lld–%lld of the block (%lld B)\n%s", Pretty(region.name).c_str(),
-                                static_cast<long long>(region.offset), static_cast<long long>(region.offset + region.bytes - 1),
-                                static_cast<long long>(region.bytes), Pretty(region.layout).c_str());
+      std::string tip =
+          Sprintf("%s: bytes %lld–%lld of the block (%lld B)\n%s", Pretty(region.name).c_str(),
+                  static_cast<long long>(region.offset), static_cast<long long>(region.offset + region.bytes - 1),
+                  static_cast<long long>(region.bytes), Pretty(region.layout).c_str());
       tip += s.live ? "\nholds " + Pretty(s.holds) : std::string("\nempty in this phase");
       if (s.written) tip += "\nwritten in this phase";
       if (s.read) tip += "\nread in this phase";
@@ -531,7 +554,8 @@ void DrawFragment(ImDrawList* dl, ImVec2 at, float cell, vortex::Fragment frag, 
       if (pad) DrawHatch(dl, rect, WithAlpha(ImGui::GetColorU32(ImGuiCol_Text), 90), 4.0f);
       if (MouseIn(rect)) {
         std::string tip = Sprintf("%s[%d][%d]", f.name, r, c);
-        tip += pad ? " = 0 (padding of K to 16)" : (computed && f.values ? " = " + Num(value) : std::string(" (not computed yet)"));
+        tip += pad ? " = 0 (padding of K to 16)"
+                   : (computed && f.values ? " = " + Num(value) : std::string(" (not computed yet)"));
         tip += Sprintf("\nlane %d, f%d, %s", slot.lane, shape.first_register + slot.reg,
                        shape.element_bytes == 2 ? (slot.half ? "high half" : "low half") : "fp32");
         MathTooltip(tip.c_str());
@@ -547,7 +571,8 @@ double AbsMax(const float* values, int count) {
   return m;
 }
 
-void DrawTcuFragments(const Model& model, const Mapping& m, const PhaseView& v, UiState& ui, const Palette& pal, float width) {
+void DrawTcuFragments(const Model& model, const Mapping& m, const PhaseView& v, UiState& ui, const Palette& pal,
+                      float width) {
   VortexPanelState& st = ui.vortex;
   SectionTitle("Tensor unit: two mma_sync per K/V tile",
                "Per K/V tile the warp issues mma_sync twice on 8×8 tiles with K = 16 (fp16 in, fp32 accumulate): "
@@ -611,8 +636,8 @@ void DrawTcuFragments(const Model& model, const Mapping& m, const PhaseView& v, 
     dl->AddText(ImVec2(at.x, at.y + cell * 8 + 4 + fs), pal.dim, "B: f10–f17 (16×8 fp16)");
     dl->AddText(ImVec2(x_c, at.y + cell * 8 + 4), pal.dim, "C: f24–f31");
     if (now)
-      dl->AddRect(ImVec2(top.x - 3, top.y - 3), ImVec2(x_c + cell * 8 + fs * 4.5f, at.y + cell * 16 + 3), pal.cursor, 3.0f,
-                  0, 2.0f);
+      dl->AddRect(ImVec2(top.x - 3, top.y - 3), ImVec2(x_c + cell * 8 + fs * 4.5f, at.y + cell * 16 + 3), pal.cursor,
+                  3.0f, 0, 2.0f);
   }
   if (!numeric) ImGui::TextDisabled("values appear in a tile iteration when d = 8 (the layout is shown without them)");
 
@@ -620,7 +645,9 @@ void DrawTcuFragments(const Model& model, const Mapping& m, const PhaseView& v, 
     const int d = m.request.d;
     const vortex::MmaTileShape& vx = vortex::kVortexTcuTile;
     const vortex::MmaTileShape& nv = vortex::kNvidiaWmmaTile;
-    MathTextColored(pal.heading, "The A operand of one matrix instruction, Vortex and NVIDIA, at the same scale (hatched: K padding at this d)");
+    MathTextColored(
+        pal.heading,
+        "The A operand of one matrix instruction, Vortex and NVIDIA, at the same scale (hatched: K padding at this d)");
     const ImVec2 at = ImGui::GetCursorScreenPos();
     Canvas("##wmma", ImVec2(std::max(width, cell * 32 + fs * 40), cell * 16 + fs * 1.4f));
     ImDrawList* wdl = ImGui::GetWindowDrawList();
@@ -630,8 +657,9 @@ void DrawTcuFragments(const Model& model, const Mapping& m, const PhaseView& v, 
       p.y += fs * 1.3f;
       for (int r = 0; r < rows; ++r)
         for (int kk = 0; kk < k; ++kk) {
-          const ScreenRect rect{ImVec2(p.x + cell * static_cast<float>(kk), p.y + cell * static_cast<float>(r)),
-                                ImVec2(p.x + cell * static_cast<float>(kk + 1), p.y + cell * static_cast<float>(r + 1))};
+          const ScreenRect rect{
+              ImVec2(p.x + cell * static_cast<float>(kk), p.y + cell * static_cast<float>(r)),
+              ImVec2(p.x + cell * static_cast<float>(kk + 1), p.y + cell * static_cast<float>(r + 1))};
           if (kk < useful_k) wdl->AddRectFilled(rect.min, rect.max, WithAlpha(color, 200));
           else DrawHatch(wdl, rect, WithAlpha(ImGui::GetColorU32(ImGuiCol_Text), 90), 3.0f);
         }
@@ -693,12 +721,14 @@ void DrawProgramTable(const Mapping& m, const Palette& pal) {
       ImGui::TableNextColumn();
       ImGui::Text("%lld", static_cast<long long>(c.total.Total()));
       ImGui::TableNextColumn();
-      ImGui::TextUnformatted(HumanBytes(static_cast<double>(c.total.GlobalReadBytes() + c.total.GlobalWriteBytes())).c_str());
+      ImGui::TextUnformatted(
+          HumanBytes(static_cast<double>(c.total.GlobalReadBytes() + c.total.GlobalWriteBytes())).c_str());
       ImGui::TableNextColumn();
       ImGui::Text("%lld", static_cast<long long>(c.mma_sync));
     }
     ImGui::TableNextColumn();
-    ImGui::Text("%lld", static_cast<long long>(vortex::kPublishedTable[static_cast<std::size_t>(c.program)].instructions));
+    ImGui::Text("%lld",
+                static_cast<long long>(vortex::kPublishedTable[static_cast<std::size_t>(c.program)].instructions));
   }
   ImGui::EndTable();
 }
@@ -720,7 +750,8 @@ void DrawVortexPanel(const Model& model, UiState& ui) {
   if (const auto error = vortex::RequestError(request)) {
     ImGui::PushTextWrapPos(0);
     MathTextColored(pal.bad, ("Cannot map: " + *error).c_str());
-    MathTextColored(pal.dim, "Pick a preset above (it also sets N = 64, d = 8) or change N and d in the Problem panel.");
+    MathTextColored(pal.dim,
+                    "Pick a preset above (it also sets N = 64, d = 8) or change N and d in the Problem panel.");
     ImGui::PopTextWrapPos();
     return;
   }
@@ -733,9 +764,10 @@ void DrawVortexPanel(const Model& model, UiState& ui) {
   DrawVerdict(m, pal);
   // Wrapped, like the verdict: at 1280×720 the centre column is narrower than these lines.
   ImGui::PushTextWrapPos(0);
-  MathTextF("B_r = %d, B_c = %d: %d blocks of %d threads (%d warp%s), %d per core at a time; T_c = %d K/V tiles per block",
-            m.br, m.bc, m.tr, m.threads_per_block, m.warps_per_block, m.warps_per_block == 1 ? "" : "s",
-            m.blocks_per_core, m.tc);
+  MathTextF(
+      "B_r = %d, B_c = %d: %d blocks of %d threads (%d warp%s), %d per core at a time; T_c = %d K/V tiles per block",
+      m.br, m.bc, m.tr, m.threads_per_block, m.warps_per_block, m.warps_per_block == 1 ? "" : "s", m.blocks_per_core,
+      m.tc);
   if (v.runs) {
     MathTextColored(pal.cursor,
                     Sprintf("%s of Q tile %d%s → block %d on core %d, warp%s %d%s — %s", v.phase.c_str(), v.block,
@@ -775,7 +807,8 @@ void DrawVortexPanel(const Model& model, UiState& ui) {
       const auto cls = static_cast<vortex::OpClass>(op);
       if (v.block_ops[cls] == 0) continue;
       if (!ops.empty()) ops += ", ";
-      ops += Sprintf("%s %lld", std::string(vortex::OpClassName(cls)).c_str(), static_cast<long long>(v.block_ops[cls]));
+      ops +=
+          Sprintf("%s %lld", std::string(vortex::OpClassName(cls)).c_str(), static_cast<long long>(v.block_ops[cls]));
     }
     ImGui::PushTextWrapPos(0);
     ImGui::TextUnformatted(ops.empty() ? "nothing" : ops.c_str());
@@ -788,7 +821,8 @@ void DrawVortexPanel(const Model& model, UiState& ui) {
     ThreadPick shown{st.pinned_core, st.pinned_warp, st.pinned_thread};
     if (shown.core < 0 || shown.core >= st.machine.cores || shown.warp >= st.machine.warps_per_core ||
         shown.thread >= st.machine.threads_per_warp) {
-      shown = v.active.empty() ? ThreadPick{0, 0, 0} : ThreadPick{v.core, v.active.front().warp, v.active.front().thread};
+      shown =
+          v.active.empty() ? ThreadPick{0, 0, 0} : ThreadPick{v.core, v.active.front().warp, v.active.front().thread};
     }
     const int shown_row = m.RowOfThread(shown.core, shown.warp, shown.thread, std::max(v.wave, 0));
     const bool shown_active = std::any_of(v.active.begin(), v.active.end(), [&](const vortex::ActiveThread& a) {

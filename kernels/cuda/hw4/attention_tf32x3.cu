@@ -299,7 +299,9 @@ cudaError_t Launch(const KernelParams& p, long long heads, cudaStream_t stream) 
 cudaError_t LaunchTf32x3(const KernelParams& p, long long heads, unsigned options, cudaStream_t stream) {
   // The cp.async path needs every row start 16-byte aligned: d == kD (a multiple of 4), aligned bases and
   // head strides; the float2 stores of O need 8-byte alignment.
-  const auto aligned = [](const void* ptr, unsigned bytes) { return reinterpret_cast<std::uintptr_t>(ptr) % bytes == 0; };
+  const auto aligned = [](const void* ptr, unsigned bytes) {
+    return reinterpret_cast<std::uintptr_t>(ptr) % bytes == 0;
+  };
   const bool vec_layout = aligned(p.q, 16) && aligned(p.k, 16) && aligned(p.v, 16) && aligned(p.o, 8) &&
                           p.qkv_stride % 4 == 0 && p.o_stride % 2 == 0;
   using C32 = Tf32x3Config<32>;

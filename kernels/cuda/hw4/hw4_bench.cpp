@@ -149,8 +149,10 @@ int main(int argc, char** argv) {
     else if (arg == "--csv" && has_value) csv_path = argv[++i];
     else if (arg == "--seed" && has_value) seed = std::strtoull(argv[++i], nullptr, 10);
     else {
-      std::fprintf(stderr, "usage: hw4_bench [--shapes B:N:d,...|spec] [--kernels ID[:alt][:otc],... of %s] [--seed S] [--csv FILE]\n",
-                   hw4::Hw4KernelIdList().c_str());
+      std::fprintf(
+          stderr,
+          "usage: hw4_bench [--shapes B:N:d,...|spec] [--kernels ID[:alt][:otc],... of %s] [--seed S] [--csv FILE]\n",
+          hw4::Hw4KernelIdList().c_str());
       return 2;
     }
   }
@@ -174,7 +176,8 @@ int main(int argc, char** argv) {
         else throw std::runtime_error("--kernels: unknown variant flag :" + flag + " (alt, otc)");
       }
       const auto k = hw4::ParseHw4Kernel(id);
-      if (!k) throw std::runtime_error("--kernels: one of " + hw4::Hw4KernelIdList() + ", each optionally with :alt, :otc");
+      if (!k)
+        throw std::runtime_error("--kernels: one of " + hw4::Hw4KernelIdList() + ", each optionally with :alt, :otc");
       kernels.push_back({*k, options, name});
       at = end + 1;
     }

@@ -122,7 +122,8 @@ std::optional<std::string> Hw4KernelNotApplicable(Hw4Kernel kernel, int d) {
       [[fallthrough]];
     case Hw4Kernel::kFp32Simt:
       if (d > kFastMaxHeadDim)
-        return "d = " + std::to_string(d) + ": " + id + " takes d <= 64 (fast paths 32 and 64); fp32-general takes any d";
+        return "d = " + std::to_string(d) + ": " + id +
+               " takes d <= 64 (fast paths 32 and 64); fp32-general takes any d";
       return std::nullopt;
     case Hw4Kernel::kFp32General:
       return detail::Fp32GeneralNotApplicable(d);

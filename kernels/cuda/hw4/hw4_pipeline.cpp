@@ -101,7 +101,8 @@ void Allocate(Buffers& buffers, int slots, std::size_t in_bytes, std::size_t out
   };
   buffers.slots.resize(static_cast<std::size_t>(slots));
   for (Slot& s : buffers.slots) {
-    if (const cudaError_t e = cudaMalloc(&s.in_dev, in_bytes); e != cudaSuccess) out_of_memory("device memory", in_bytes, e);
+    if (const cudaError_t e = cudaMalloc(&s.in_dev, in_bytes); e != cudaSuccess)
+      out_of_memory("device memory", in_bytes, e);
     if (const cudaError_t e = cudaMalloc(&s.out_dev, out_bytes); e != cudaSuccess)
       out_of_memory("device memory", out_bytes, e);
     if (const cudaError_t e = cudaHostAlloc(&s.in_host, in_bytes, cudaHostAllocDefault); e != cudaSuccess)

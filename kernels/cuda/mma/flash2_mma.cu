@@ -76,9 +76,11 @@ std::optional<std::string> Flash2MmaNotApplicable(const AttentionShape& shape, D
   if (dtype == DType::kFp32) return "fp32: flash2_mma takes fp16 or bf16 inputs (mma.sync m16n8k16)";
   if (shape.d != 64 && shape.d != 128) return Sprintf("d = %d: only d = 64 and 128", shape.d);
   if (shape.n < 1) return Sprintf("N = %d: N must be at least 1", shape.n);
-  if (shape.batch < 1 || shape.heads < 1) return Sprintf("batch %d, heads %d: both must be at least 1", shape.batch, shape.heads);
+  if (shape.batch < 1 || shape.heads < 1)
+    return Sprintf("batch %d, heads %d: both must be at least 1", shape.batch, shape.heads);
   if (static_cast<long long>(shape.batch) * shape.heads > 65535)
-    return Sprintf("B·H = %lld: at most 65535 (one grid row per head)", static_cast<long long>(shape.batch) * shape.heads);
+    return Sprintf("B·H = %lld: at most 65535 (one grid row per head)",
+                   static_cast<long long>(shape.batch) * shape.heads);
   if (static_cast<long long>(shape.batch) * shape.heads * shape.n * shape.d > (1ll << 40))
     return "B·H·N·d over 2^40 elements";
   // The running max is taken on raw scores and scaled afterwards, which orders them correctly only for scale > 0.

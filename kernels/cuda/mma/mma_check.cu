@@ -179,7 +179,8 @@ RowComparison CompareRows(const AttentionArgs& args, int head, int row_begin, in
     result.max_abs_error = std::max(result.max_abs_error, std::fabs(difference));
   }
   result.compared = reference.size();
-  result.relative_error = reference_squared > 0 ? std::sqrt(error_squared / reference_squared) : std::sqrt(error_squared);
+  result.relative_error =
+      reference_squared > 0 ? std::sqrt(error_squared / reference_squared) : std::sqrt(error_squared);
   return result;
 }
 
@@ -199,7 +200,8 @@ std::vector<BlockError> BlockErrors(const AttentionArgs& args, int head, int row
           error_squared += difference * difference;
           reference_squared += loaded.reference[i] * loaded.reference[i];
         }
-      block.relative_error = reference_squared > 0 ? std::sqrt(error_squared / reference_squared) : std::sqrt(error_squared);
+      block.relative_error =
+          reference_squared > 0 ? std::sqrt(error_squared / reference_squared) : std::sqrt(error_squared);
       blocks.push_back(block);
     }
   return blocks;

@@ -94,8 +94,8 @@ TEST(Monkey, ThousandsOfRandomFrames) {
         case 3: f.br = pick(-1, 0, 1, 2, 5, 9, 100, 1 << 30); break;
         case 4: f.bc = pick(-1, 0, 1, 3, 8, 64, 1 << 30); break;
         case 5:
-          f.sram_bytes = pick(std::int64_t{0}, std::int64_t{10}, std::int64_t{64}, std::int64_t{1024}, std::int64_t{16384},
-                              std::int64_t{49152}, std::int64_t{1} << 42);
+          f.sram_bytes = pick(std::int64_t{0}, std::int64_t{10}, std::int64_t{64}, std::int64_t{1024},
+                              std::int64_t{16384}, std::int64_t{49152}, std::int64_t{1} << 42);
           break;
         case 6: f.order = rng() % 2 ? LoopOrder::kKvOuter : LoopOrder::kQOuter; break;
         case 7:

@@ -87,7 +87,8 @@ TEST(Session, MalformedSessionsChangeNothing) {
 TEST(Session, UnknownPanelsAreIgnoredAndValuesClamped) {
   UiState ui;
   const std::int64_t step = SessionFromJson(
-      R"({"flashviz_session": 1, "problem": {"n": 16}, "panels": {"from-another-build": true}, "ui_scale": 100, "step": 5})",
+      R"({"flashviz_session": 1, "problem": {"n": 16}, "panels": {"from-another-build": true},)"
+      R"( "ui_scale": 100, "step": 5})",
       "s.json", ui);
   EXPECT_EQ(step, 5);
   EXPECT_EQ(ui.form.n, 16);

@@ -42,7 +42,8 @@ void CheckFrame(const OffscreenFrame& frame, const GuiOptions& o) {
   auto near_cursor = [&](float fx, float fy) {
     const ImU32 c = frame.image.at(static_cast<int>(fx), static_cast<int>(fy));
     for (int shift : {IM_COL32_R_SHIFT, IM_COL32_G_SHIFT, IM_COL32_B_SHIFT})
-      if (std::abs(static_cast<int>((c >> shift) & 0xFF) - static_cast<int>((cursor >> shift) & 0xFF)) > 40) return false;
+      if (std::abs(static_cast<int>((c >> shift) & 0xFF) - static_cast<int>((cursor >> shift) & 0xFF)) > 40)
+        return false;
     return true;
   };
   const ScreenRect s = frame.report.s_tile, q = frame.report.q_tile;

@@ -11,7 +11,9 @@ namespace {
 // The schedule written out as the loops of the papers, independently of Schedule's arithmetic.
 std::vector<StepInfo> EnumerateSteps(const AttentionProblem& p) {
   std::vector<StepInfo> steps;
-  auto add = [&](Phase phase, int i, int j) { steps.push_back({static_cast<std::int64_t>(steps.size()), phase, i, j}); };
+  auto add = [&](Phase phase, int i, int j) {
+    steps.push_back({static_cast<std::int64_t>(steps.size()), phase, i, j});
+  };
   if (p.order == LoopOrder::kKvOuter) {
     add(Phase::kInit, -1, -1);
     for (int j = 0; j < p.tc(); ++j) {

@@ -52,7 +52,8 @@ TEST(Stepper, FinalOutputEqualsTheReferenceOnRandomShapes) {
     const AttentionProblem p = Make(c);
     const AttentionInputs in = MakeRandomInputs(c.n, c.d, 1234);
     const std::vector<double> o = Stepper(p, &in).Replay([](const StepView&) { return true; });
-    const std::vector<double> ref = ReferenceAttention(in.q.data(), in.k.data(), in.v.data(), c.n, c.d, p.scale, c.causal);
+    const std::vector<double> ref =
+        ReferenceAttention(in.q.data(), in.k.data(), in.v.data(), c.n, c.d, p.scale, c.causal);
     EXPECT_LT(MaxAbsDiff(o, ref), 1e-12) << "n=" << c.n << " d=" << c.d << " br=" << c.br << " bc=" << c.bc
                                          << " order=" << LoopOrderName(c.order) << " causal=" << c.causal;
   }

@@ -80,7 +80,8 @@ TEST(BenchResults, CsvRoundTrip) {
   skipped.ms_median = skipped.ms_min = skipped.tflops = skipped.max_abs_error = NAN;
   skipped.status = "not applicable: fp32: flash2_wmma runs fp16, bf16 only";  // a comma: quoted
   const std::string text = BenchCsvHeader() + BenchCsvLine(ok) + BenchCsvLine(skipped);
-  EXPECT_EQ(BenchCsvHeader(), "kernel,dtype,B,H,N,d,causal,ms_median,ms_min,tflops,max_abs_error,hbm_bytes,gpu,status\n");
+  EXPECT_EQ(BenchCsvHeader(),
+            "kernel,dtype,B,H,N,d,causal,ms_median,ms_min,tflops,max_abs_error,hbm_bytes,gpu,status\n");
   EXPECT_NE(text.find("\"not applicable: fp32: flash2_wmma runs fp16, bf16 only\""), std::string::npos);
   const std::vector<BenchRow> rows = ParseBenchCsv(text, "t.csv");
   ASSERT_EQ(rows.size(), 2u);

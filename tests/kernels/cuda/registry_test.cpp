@@ -79,7 +79,8 @@ TEST(Registry, NotApplicableSaysWhy) {
             "d = 96: flash2_warp supports 32, 64, 128");
   EXPECT_EQ(CatalogueNotApplicable(naive, Shape(1, 1, 128, 2000), DType::kFp32).value_or(""),
             "d = 2000: naive supports any d ≤ 1024");
-  EXPECT_EQ(CatalogueNotApplicable(naive, Shape(1, 1, 0, 64), DType::kFp32).value_or(""), "N = 0: N must be at least 1");
+  EXPECT_EQ(CatalogueNotApplicable(naive, Shape(1, 1, 0, 64), DType::kFp32).value_or(""),
+            "N = 0: N must be at least 1");
   EXPECT_EQ(CatalogueNotApplicable(naive, Shape(0, 4, 16, 64), DType::kFp32).value_or(""),
             "B = 0, H = 4: both must be at least 1");
   EXPECT_EQ(CatalogueNotApplicable(warp, Shape(700, 100, 16, 64), DType::kFp32).value_or(""),

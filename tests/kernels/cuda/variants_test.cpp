@@ -26,7 +26,9 @@ struct Case {
 
 std::string CaseName(const testing::TestParamInfo<Case>& info) {
   const Case& c = info.param;
-  const char* pattern = c.pattern == InputPattern::kUniform ? "" : c.pattern == InputPattern::kWide ? "_wide" : "_rising";
+  const char* pattern = c.pattern == InputPattern::kUniform ? ""
+                        : c.pattern == InputPattern::kWide  ? "_wide"
+                                                            : "_rising";
   return Sprintf("%s_%s_B%dH%dN%dd%d%s%s%s", c.id.c_str(), std::string(DTypeName(c.dtype)).c_str(), c.shape.batch,
                  c.shape.heads, c.shape.n, c.shape.d, c.shape.causal ? "_causal" : "", pattern,
                  c.options ? Sprintf("_options%u", c.options).c_str() : "");

@@ -106,7 +106,8 @@ TEST(CountingModel, PhasesSumToTheTotal) {
   for (Program p : {Program::kAttention, Program::kSimtFlash, Program::kTcuFlash}) {
     const ProgramCounts c = CountProgram(p, kReportMachine, 64, 8);
     OpCounts sum;
-    for (const ProgramPhase& phase : c.phases) sum += phase.per_thread.Times(std::int64_t{phase.active_threads} * phase.blocks * phase.repeats);
+    for (const ProgramPhase& phase : c.phases)
+      sum += phase.per_thread.Times(std::int64_t{phase.active_threads} * phase.blocks * phase.repeats);
     EXPECT_EQ(sum, c.total) << ProgramName(p);
     EXPECT_GT(c.total.Total(), 0);
   }

@@ -30,7 +30,9 @@ TEST(ReportInputs, InterleavedUniformValues) {
   const AttentionInputs in = ReportInputs(64, 8);
   ASSERT_EQ(in.q.size(), 512u);
   GlibcRand r(kReportSeed);
-  const auto next = [&] { return 10.0f * (static_cast<float>(r.Next()) / static_cast<float>(GlibcRand::kRandMax)) - 5.0f; };
+  const auto next = [&] {
+    return 10.0f * (static_cast<float>(r.Next()) / static_cast<float>(GlibcRand::kRandMax)) - 5.0f;
+  };
   for (std::size_t i = 0; i < 512; ++i) {
     EXPECT_EQ(in.q[i], next());
     EXPECT_EQ(in.k[i], next());

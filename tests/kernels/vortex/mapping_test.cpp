@@ -102,8 +102,8 @@ TEST(VortexMapping, EveryRowIsOwnedByExactlyOneThread) {
                     EXPECT_EQ(o.wave, wave);
                   }
             for (int row = 0; row < n; ++row)
-              EXPECT_EQ(owners[static_cast<std::size_t>(row)], 1)
-                  << ModeName(mode) << " C=" << cores << " W=" << warps << " T=" << threads << " N=" << n << " row " << row;
+              EXPECT_EQ(owners[static_cast<std::size_t>(row)], 1) << ModeName(mode) << " C=" << cores << " W=" << warps
+                                                                  << " T=" << threads << " N=" << n << " row " << row;
           }
   EXPECT_GT(configurations, 150);
 }

@@ -140,7 +140,8 @@ TEST(PhaseView, FollowsAnotherSchedulesCursor) {
   const Mapping m = ReportMapping(Mode::kSimt);  // B_r = B_c = 16
   const Schedule vortex(ScheduleProblem(m));
   // Itself: every step maps to itself.
-  for (std::int64_t s = 0; s < vortex.step_count(); ++s) EXPECT_EQ(VortexStepFor(vortex, vortex.problem(), vortex.Info(s)), s);
+  for (std::int64_t s = 0; s < vortex.step_count(); ++s)
+    EXPECT_EQ(VortexStepFor(vortex, vortex.problem(), vortex.Info(s)), s);
   // The main view's default: Algorithm 1 (K/V outer) with B_r = 8, B_c = 128 on N = 64.
   ProblemRequest request;
   request.n = 64;

@@ -30,7 +30,9 @@ bool HaveGpu() {
 template <typename T>
 struct DeviceBuffer {
   T* ptr = nullptr;
-  explicit DeviceBuffer(std::size_t count) { EXPECT_EQ(cudaMalloc(&ptr, std::max<std::size_t>(count, 1) * sizeof(T)), cudaSuccess); }
+  explicit DeviceBuffer(std::size_t count) {
+    EXPECT_EQ(cudaMalloc(&ptr, std::max<std::size_t>(count, 1) * sizeof(T)), cudaSuccess);
+  }
   ~DeviceBuffer() { cudaFree(ptr); }
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
@@ -131,7 +133,8 @@ INSTANTIATE_TEST_SUITE_P(AllKernels, Hw4KernelTest,
 
 TEST(Hw4Kernels, OptionVariantsComputeTheSame) {
   SKIP_WITHOUT_GPU();
-  for (unsigned options : {unsigned{kHw4AltOccupancy}, unsigned{kHw4OInTensorCores}, kHw4AltOccupancy | kHw4OInTensorCores})
+  for (unsigned options :
+       {unsigned{kHw4AltOccupancy}, unsigned{kHw4OInTensorCores}, kHw4AltOccupancy | kHw4OInTensorCores})
     for (const Case& c : {Case{3, 300, 64}, Case{3, 300, 32}})
       EXPECT_LE(RunAndCompare(Hw4Kernel::kTf32x3, c, options), kFp32Class) << "d = " << c.d << ", options " << options;
 }
@@ -141,7 +144,8 @@ TEST(Hw4Kernels, AssignmentShapesHoldTheMargin) {
   // One batch beyond the minimum at the small N (the float64 reference of every row stays quick).
   for (int d : {32, 64})
     for (int n : {128, 256, 512, 1024})
-      EXPECT_LE(RunAndCompare(DefaultHw4Kernel(d), {3, n, d}, 0, 0, 1000 + n + d), kMargin) << "N = " << n << ", d = " << d;
+      EXPECT_LE(RunAndCompare(DefaultHw4Kernel(d), {3, n, d}, 0, 0, 1000 + n + d), kMargin)
+          << "N = " << n << ", d = " << d;
 }
 
 TEST(Hw4Kernels, RegistrySignatureRunsBatchTimesHeads) {
