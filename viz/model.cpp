@@ -310,4 +310,27 @@ void Model::WaitIdle() {
 bool Model::busy() const { return reference_.busy() || hbm_output_.busy() || sweep_.busy(); }
 
 
+const vortex::Report* Model::VortexReport(const vortex::Request& request, std::string* error) const {
+  if (!vortex_ || !(vortex_->request == request)) {
+    vortex_.emplace();
+    vortex_->request = request;
+    if (const auto why = vortex::RequestError(request)) {
+      vortex_->error = *why;
+    } else {
+      vortex_->report = std::make_unique<vortex::Report>(vortex::BuildReport(request));
+    }
+  }
+  if (error) *error = vortex_->error;
+  return vortex_->report.get();
+}
+
+const vortex::PhaseView& Model::VortexView(const vortex::Request& request) const {
+  const vortex::Report* report = VortexReport(request, nullptr);
+  if (!vortex_->view || vortex_->view_step_version != step_version_) {
+    vortex_->view = report ? vortex::ViewAtMainStep(*report, problem_, state_.info) : vortex::PhaseView{};
+    vortex_->view_step_version = step_version_;
+  }
+  return *vortex_->view;
+}
+
 }  // namespace flashviz

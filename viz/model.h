@@ -9,6 +9,9 @@
 //    bytes of O written so far, so it is recomputed only when O in HBM changed; stepping across one
 //    write_back patches the rows that step wrote instead, from the StepState, and stepping back undoes it)
 //    and the sweep of HBM bytes against N for the log-log plot (a count-only Stepper per N, never a formula)
+//  - the Vortex report (kernels/vortex/report.h) for the machine the Vortex panel asks about, once per request,
+//    and its program's view at the cursor, once per step: the panel's reads are memoized (the only state a
+//    const Model changes, and only on the UI thread)
 // Panels get it const; the app changes the problem and the step between frames.
 #pragma once
 
@@ -23,6 +26,7 @@
 #include "kernels/cpu/reference.h"
 #include "kernels/cpu/schedule.h"
 #include "kernels/cpu/stepper.h"
+#include "kernels/vortex/report.h"
 #include "viz/background.h"
 #include "viz/live_gpu.h"
 
@@ -136,6 +140,12 @@ class Model {
   LiveGpuView& mutable_live_gpu() { return live_gpu_; }
   bool sweep_current() const { return sweep_.current(); }
 
+  // The Vortex report for `request` (its N and d are the problem's), built on first use and kept while the
+  // request stays the same; null with the reason in `error` when the request cannot be mapped.
+  const vortex::Report* VortexReport(const vortex::Request& request, std::string* error) const;
+  // The view of the report's program at the cursor (VortexReport(request) must have succeeded).
+  const vortex::PhaseView& VortexView(const vortex::Request& request) const;
+
  private:
   void RefreshStep(std::int64_t old_step);
   void RequestBackgroundWork(std::int64_t old_step);
@@ -164,6 +174,15 @@ class Model {
   BackgroundValue<HbmOutput> hbm_output_;
   BackgroundValue<Sweep> sweep_;
   LiveGpuView live_gpu_;
+  // Memoized for the Vortex panel (see VortexReport): keyed by the request, and the view also by the step.
+  struct VortexMemo {
+    vortex::Request request;
+    std::unique_ptr<vortex::Report> report;
+    std::string error;
+    std::uint64_t view_step_version = 0;
+    std::optional<vortex::PhaseView> view;
+  };
+  mutable std::optional<VortexMemo> vortex_;
 };
 
 // The N of the log-log sweep: powers of two from 16 to 32768, plus the current N.

@@ -20,10 +20,7 @@
 #include "kernels/common/format.h"
 #include "kernels/cpu/problem.h"
 #include "kernels/vortex/config.h"
-#include "kernels/vortex/counting.h"
-#include "kernels/vortex/inputs.h"
-#include "kernels/vortex/mapping.h"
-#include "kernels/vortex/tcu.h"
+#include "kernels/vortex/report.h"
 
 namespace flashviz {
 namespace {
@@ -40,44 +37,14 @@ struct VortexOptions {
   bool json = false;
 };
 
-// The numerics cost N²·d per program: above this N, or the multiply-adds below, the command reports the
-// mapping and the counts only.
-constexpr int kMaxNumericsN = 4096;
-// The programs' arithmetic is emulated one thread at a time: N = 4096 at d = 64 takes a few seconds; the
-// count of multiply-adds bounds it (d = 1024 at that N would take about a minute).
-constexpr double kMaxNumericsMultiplyAdds = 2.2e9;
-
-struct Report {
-  Mapping mapping;
-  std::array<vortex::ProgramCounts, vortex::kProgramCount> counts;
-  std::vector<vortex::ProgramRatio> ratios;
-  std::optional<vortex::NumericsResult> numerics;
-  std::string numerics_note;  // why there are none, or which inputs
-};
+using vortex::Report;
 
 Report BuildReport(const VortexOptions& o) {
   const std::optional<vortex::Mode> mode = vortex::ParseMode(o.mode);
   if (!mode) throw UsageError(Sprintf("--mode %s: expected simt or tcu", o.mode.c_str()));
-  Report r;
-  r.mapping = vortex::MapToVortex(vortex::Request{o.machine, *mode, o.n, o.d});
-  r.counts = vortex::CountAllPrograms(o.machine, o.n, o.d);
-  r.ratios = vortex::CompareWithPublished(r.counts);
-  // The SIMT program's arithmetic needs whole K/V tiles (B_c ≤ N); the TCU part of RunNumerics needs d = 8.
-  const auto& simt = r.counts[static_cast<int>(vortex::Program::kSimtFlash)];
-  const double multiply_adds = 2.0 * static_cast<double>(o.n) * o.n * o.d;  // Q·Kᵀ and P·V
-  if (o.n > kMaxNumericsN) {
-    r.numerics_note = Sprintf("numerics skipped: N = %d > %d", o.n, kMaxNumericsN);
-  } else if (multiply_adds > kMaxNumericsMultiplyAdds) {
-    r.numerics_note = Sprintf("numerics skipped: 2·N²·d = %.3g multiply-adds per program, more than the %.3g "
-                              "run here (a smaller N or d runs them)",
-                              multiply_adds, kMaxNumericsMultiplyAdds);
-  } else if (!simt.applicable) {
-    r.numerics_note = "numerics skipped: " + simt.not_applicable_reason;
-  } else {
-    r.numerics = vortex::RunNumerics(vortex::ReportInputs(o.n, o.d), simt.bc);
-    r.numerics_note = "the report's inputs: srand(50), Q, K, V uniform in [-5, 5]; no 1/sqrt(d) scaling";
-  }
-  return r;
+  const vortex::Request request{o.machine, *mode, o.n, o.d};
+  if (const auto error = vortex::RequestError(request)) throw UsageError(*error);
+  return vortex::BuildReport(request, vortex::Numerics::kRun);
 }
 
 // ---- [SECTION] JSON --------------------------------------------------------------------------------------------

@@ -224,3 +224,42 @@ TEST(Model, SettingAProblemThatDoesNotMatchItsInputsKeepsTheOldOne) {
 
 }  // namespace
 }  // namespace flashviz
+
+namespace flashviz {
+namespace {
+
+// The Vortex report is built once per request and its view once per step; both equal what kernels/vortex builds
+// directly, and a request that cannot be mapped gives its reason instead.
+TEST(Model, VortexReportIsBuiltOncePerRequestAndItsViewOncePerStep) {
+  Model model;
+  Load(model, {64, 8, 16, 16, LoopOrder::kQOuter, false});
+  vortex::Request request{vortex::kReportMachine, vortex::Mode::kSimt, 64, 8};
+  std::string error;
+  const vortex::Report* report = model.VortexReport(request, &error);
+  ASSERT_NE(report, nullptr) << error;
+  EXPECT_EQ(model.VortexReport(request, nullptr), report) << "rebuilt for the same request";
+  const vortex::Report direct = vortex::BuildReport(request);
+  EXPECT_EQ(report->mapping.br, direct.mapping.br);
+  EXPECT_EQ(report->counts[1].total.Total(), direct.counts[1].total.Total());
+
+  for (const std::int64_t step : {std::int64_t{0}, std::int64_t{9}, std::int64_t{40}}) {
+    model.SetStep(step);
+    const vortex::PhaseView& view = model.VortexView(request);
+    const vortex::PhaseView expected = vortex::ViewAtMainStep(direct, model.problem(), model.state().info);
+    EXPECT_EQ(view.phase, expected.phase) << "step " << step;
+    EXPECT_EQ(view.block, expected.block) << "step " << step;
+    EXPECT_EQ(view.kv_tile, expected.kv_tile) << "step " << step;
+    EXPECT_EQ(&model.VortexView(request), &view) << "the view of one step is built once";
+  }
+
+  request.machine.cores = 2;
+  const vortex::Report* other = model.VortexReport(request, nullptr);
+  ASSERT_NE(other, nullptr);
+  EXPECT_EQ(other->request.machine.cores, 2);
+  request.n = 48;  // not a power of two
+  EXPECT_EQ(model.VortexReport(request, &error), nullptr);
+  EXPECT_NE(error.find("power of two"), std::string::npos) << error;
+}
+
+}  // namespace
+}  // namespace flashviz

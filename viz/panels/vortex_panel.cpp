@@ -29,6 +29,7 @@
 #include "kernels/vortex/counting.h"
 #include "kernels/vortex/mapping.h"
 #include "kernels/vortex/phase_view.h"
+#include "kernels/vortex/report.h"
 #include "kernels/vortex/tcu.h"
 #include "viz/heatmap.h"
 #include "viz/panels/panels.h"
@@ -691,13 +692,12 @@ void DrawTcuFragments(const Model& model, const Mapping& m, const PhaseView& v, 
 }
 
 // The three programs of the report counted by the model at this N and d, beside its published measurements.
-void DrawProgramTable(const Mapping& m, const Palette& pal) {
+void DrawProgramTable(const std::array<vortex::ProgramCounts, vortex::kProgramCount>& counts, const Palette& pal) {
   SectionTitle("The three programs",
                "Counted by the model (kernels/vortex/counting.h) at this N, d and machine: operations per thread "
                "summed over all threads, and global-memory bytes. Beside them, the report's measurements on its "
                "own configuration (4 cores × 2 warps × 8 threads, N = 64, d = 8): instructions also count address "
                "arithmetic and loop control, which the model leaves out.");
-  const auto counts = vortex::CountAllPrograms(m.request.machine, m.request.n, m.request.d);
   if (!ImGui::BeginTable("##programs", 5, ImGuiTableFlags_BordersInnerH | ImGuiTableFlags_SizingFixedFit)) return;
   ImGui::TableSetupColumn("program");
   ImGui::TableSetupColumn("operations");
@@ -747,19 +747,18 @@ void DrawVortexPanel(const Model& model, UiState& ui) {
 
   const AttentionProblem& problem = model.problem();
   const vortex::Request request{st.machine, st.mode, problem.n, problem.d};
-  if (const auto error = vortex::RequestError(request)) {
+  std::string error;
+  const vortex::Report* report = model.VortexReport(request, &error);
+  if (!report) {
     ImGui::PushTextWrapPos(0);
-    MathTextColored(pal.bad, ("Cannot map: " + *error).c_str());
+    MathTextColored(pal.bad, ("Cannot map: " + error).c_str());
     MathTextColored(pal.dim,
                     "Pick a preset above (it also sets N = 64, d = 8) or change N and d in the Problem panel.");
     ImGui::PopTextWrapPos();
     return;
   }
-  const Mapping m = vortex::MapToVortex(request);
-  const Schedule schedule(vortex::ScheduleProblem(m));
-  const std::optional<std::int64_t> vstep = vortex::VortexStepFor(schedule, problem, model.state().info);
-  const StepInfo vinfo = vstep ? schedule.Info(*vstep) : StepInfo{0, Phase::kDone, -1, -1};
-  const PhaseView v = vortex::ViewAt(m, vinfo);
+  const Mapping& m = report->mapping;
+  const PhaseView& v = model.VortexView(request);
 
   DrawVerdict(m, pal);
   // Wrapped, like the verdict: at 1280×720 the centre column is narrower than these lines.
@@ -813,7 +812,7 @@ void DrawVortexPanel(const Model& model, UiState& ui) {
     ImGui::PushTextWrapPos(0);
     ImGui::TextUnformatted(ops.empty() ? "nothing" : ops.c_str());
     ImGui::PopTextWrapPos();
-    DrawProgramTable(m, pal);
+    DrawProgramTable(report->counts, pal);
 
     ImGui::TableNextColumn();
     const float right_w = ImGui::GetContentRegionAvail().x;
