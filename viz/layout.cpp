@@ -10,6 +10,7 @@
 #include <string>
 
 #include "kernels/common/format.h"
+#include "viz/frame_report.h"
 #include "viz/panels/panel_table.h"
 #include "viz/widgets.h"
 
@@ -59,7 +60,7 @@ void DrawMenuBar(UiState& ui, MenuRequests& requests) {
     if (ImGui::MenuItem("Save session…", "Ctrl+S")) requests.open_save = true;
     if (ImGui::MenuItem("Load session…", "Ctrl+O")) requests.open_load = true;
     ImGui::Separator();
-    if (ImGui::MenuItem("Quit", "Ctrl+Q")) ui.request_quit = true;
+    if (ImGui::MenuItem("Quit", "Ctrl+Q")) ui.requests.Push(UiRequest::kQuit);
     ImGui::EndMenu();
   }
   if (ImGui::BeginMenu("View")) {
@@ -74,29 +75,29 @@ void DrawMenuBar(UiState& ui, MenuRequests& requests) {
     ImGui::Separator();
     if (ImGui::MenuItem("Dark theme", nullptr, ui.theme == Theme::kDark)) {
       ui.theme = Theme::kDark;
-      ui.style_dirty = true;
+      ui.requests.Push(UiRequest::kRebuildStyle);
     }
     if (ImGui::MenuItem("Light theme", nullptr, ui.theme == Theme::kLight)) {
       ui.theme = Theme::kLight;
-      ui.style_dirty = true;
+      ui.requests.Push(UiRequest::kRebuildStyle);
     }
     if (ImGui::MenuItem("Large font (projector)", "Ctrl+L", ui.large_font)) {
       ui.large_font = !ui.large_font;
-      ui.style_dirty = true;
+      ui.requests.Push(UiRequest::kRebuildStyle);
     }
     float scale = ui.ui_scale;
     ImGui::SetNextItemWidth(160);
     if (ImGui::SliderFloat("UI scale", &scale, 0.75f, 2.5f, "%.2f×")) {
       ui.ui_scale = scale;
     }
-    if (ImGui::IsItemDeactivatedAfterEdit()) ui.style_dirty = true;
+    if (ImGui::IsItemDeactivatedAfterEdit()) ui.requests.Push(UiRequest::kRebuildStyle);
     ImGui::EndMenu();
   }
   if (ImGui::BeginMenu("Presets")) {
     for (const Preset& preset : Presets()) {
       if (ImGui::MenuItem(preset.name)) {
         ui.form = preset.form;
-        ui.apply_form = true;
+        ui.requests.Push(UiRequest::kApplyForm);
       }
       if (ImGui::IsItemHovered()) MathTooltip(preset.description);
     }
@@ -114,14 +115,14 @@ void DrawMenuBar(UiState& ui, MenuRequests& requests) {
   ImGui::EndMainMenuBar();
 }
 
-void SessionDialog(const char* title, const char* button, UiState& ui, bool* request) {
+void SessionDialog(const char* title, const char* button, UiState& ui, UiRequest request) {
   if (ImGui::BeginPopupModal(title, nullptr, ImGuiWindowFlags_AlwaysAutoResize)) {
     MathText("Session file (JSON): the problem, the step, the open panels and the view settings.");
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 30);
     if (ImGui::IsWindowAppearing()) ImGui::SetKeyboardFocusHere();
     const bool enter = ImGui::InputText("##path", &ui.session_path, ImGuiInputTextFlags_EnterReturnsTrue);
     if (ImGui::Button(button) || enter) {
-      *request = true;
+      ui.requests.Push(request);
       ImGui::CloseCurrentPopup();
     }
     ImGui::SameLine();
@@ -258,7 +259,7 @@ void DrawBottom(const Model& model, UiState& ui, const ScreenRect& r) {
 }  // namespace
 
 void DrawUi(const Model& model, UiState& ui) {
-  ui.report = {};
+  if (FrameReport* report = CurrentFrameReport()) *report = {};
   MenuRequests requests;
   DrawMenuBar(ui, requests);
   if (requests.open_save || ui.open_save_dialog) ImGui::OpenPopup("Save session");
@@ -279,8 +280,8 @@ void DrawUi(const Model& model, UiState& ui) {
   DrawCentre(model, ui, L.centre);
   if (L.has_right) DrawRight(model, ui, L.right);
   if (L.has_bottom) DrawBottom(model, ui, L.bottom);
-  SessionDialog("Save session", "Save", ui, &ui.request_save_session);
-  SessionDialog("Load session", "Load", ui, &ui.request_load_session);
+  SessionDialog("Save session", "Save", ui, UiRequest::kSaveSession);
+  SessionDialog("Load session", "Load", ui, UiRequest::kLoadSession);
   DrawShortcuts(ui);
 }
 

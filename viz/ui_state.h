@@ -1,10 +1,15 @@
 // UiState: everything the user set or looks at, in one struct (docs/design.md, principle 6). Panels read the model
-// and write only here; the app (app/gui) turns the requests in it into model changes between frames, handles
-// the keyboard and playback, and saves and loads it as a session. It lives in viz/ because the panels take it.
+// and write only here; what they ask the app to do goes into one queue (UiRequests) that the app (app/gui)
+// takes between frames, turning it into model changes; the app also handles the keyboard and playback, and
+// saves and loads the state as a session. It lives in viz/ because the panels take it.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
+#include <utility>
+#include <vector>
 #include <map>
 #include <span>
 #include <string>
@@ -51,12 +56,48 @@ const Preset* FindPreset(const std::string& id);
 
 enum class StepUnit { kPhase, kTileIteration };
 
+// What panels, menus and keys ask the app to do. The controller (app/gui/controller.cpp) takes them between
+// frames in the order they were asked; asking for one kind twice before it is taken is asking once.
+enum class UiRequest : std::uint8_t {
+  kApplyForm,         // load `form` into the model
+  kInspectInputFile,  // read the header of form.input_path (the batch picker)
+  kSaveSession,       // save to session_path
+  kLoadSession,       // load session_path
+  kRebuildStyle,      // fonts and style again before the next frame (the theme, scale or font size changed)
+  kQuit,
+};
+
+class UiRequests {
+ public:
+  UiRequests() = default;
+  UiRequests(std::initializer_list<UiRequest> requests) {
+    for (const UiRequest r : requests) Push(r);
+  }
+  void Push(UiRequest request) {
+    if (!Pending(request)) queue_.push_back(request);
+  }
+  bool Pending(UiRequest request) const { return std::find(queue_.begin(), queue_.end(), request) != queue_.end(); }
+  // Removes `request` and says whether it was there (for the one consumer of a kind outside the controller).
+  bool Take(UiRequest request) {
+    const auto it = std::find(queue_.begin(), queue_.end(), request);
+    if (it == queue_.end()) return false;
+    queue_.erase(it);
+    return true;
+  }
+  std::vector<UiRequest> TakeAll() { return std::exchange(queue_, {}); }
+  bool empty() const { return queue_.empty(); }
+
+ private:
+  std::vector<UiRequest> queue_;
+};
+
 struct UiState {
+  // --- requests to the app, taken between frames -------------------------------------------------------
+  UiRequests requests{UiRequest::kRebuildStyle};  // the first frame builds the fonts and the style
+
   // --- the problem -------------------------------------------------------------------------------------
   ProblemForm form;                 // what the parameter panel shows
-  bool apply_form = false;          // request: load `form` into the model (app/gui does it this frame)
   std::string problem_error;        // why the last apply failed, shown in place; empty when it worked
-  bool inspect_input_file = false;  // request: read the header of form.input_path
   int input_file_batches = 0;       // B of that file (0: none or unreadable), for the batch picker
   std::string input_file_info;      // "4 batches of N = 1024, d = 64", or why it cannot be read
   std::string path_edit, path_synced;  // the file field's text, and the form path it was last synced with
@@ -87,29 +128,12 @@ struct UiState {
   Theme theme = Theme::kDark;
   float ui_scale = 1.0f;
   bool large_font = false;  // projector mode: 1.4× text
-  bool style_dirty = true;  // request: rebuild fonts and style before the next frame
 
   // --- the session and the app --------------------------------------------------------------------------
   std::string session_path = "flashviz-session.json";
-  bool request_save_session = false, request_load_session = false;  // the app saves/loads session_path
   bool open_save_dialog = false, open_load_dialog = false;          // ask for the path first (Ctrl+S, Ctrl+O)
-  bool request_quit = false;
   std::string status;  // one line for the last save/load/apply result
   double status_time = -1.0;
-
-  // --- what the last frame drew (tests and screenshots read this) ----------------------------------------
-  struct FrameReport {
-    bool s_tile_visible = false;
-    ScreenRect s_tile;  // the cursor frame around S_ij in the S view
-    bool q_tile_visible = false;
-    ScreenRect q_tile;  // the cursor frame around Q_i
-    // Where the step view put its parts (tests check that nothing overlaps).
-    bool step_view_drawn = false;
-    ScreenRect step_q, step_kt, step_s, step_vt, step_o, step_zoom, step_area;
-    // The timeline's step/tile labels and the narration below them (tests check that they do not overlap).
-    bool timeline_drawn = false;
-    ScreenRect timeline_labels, timeline_narration;
-  } report;
 };
 
 }  // namespace flashviz

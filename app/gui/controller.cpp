@@ -81,22 +81,22 @@ void HandleKeyboard(const Model& m, UiState& ui) {
   if (io.KeyCtrl) {
     if (pressed(GLFW_KEY_S, false)) ui.open_save_dialog = true;
     if (pressed(GLFW_KEY_O, false)) ui.open_load_dialog = true;
-    if (pressed(GLFW_KEY_Q, false)) ui.request_quit = true;
+    if (pressed(GLFW_KEY_Q, false)) ui.requests.Push(UiRequest::kQuit);
     if (pressed(GLFW_KEY_L, false)) {
       ui.large_font = !ui.large_font;
-      ui.style_dirty = true;
+      ui.requests.Push(UiRequest::kRebuildStyle);
     }
     if (pressed(GLFW_KEY_T, false)) {
       ui.theme = ui.theme == Theme::kDark ? Theme::kLight : Theme::kDark;
-      ui.style_dirty = true;
+      ui.requests.Push(UiRequest::kRebuildStyle);
     }
     if (pressed(GLFW_KEY_EQUAL, false) || pressed(GLFW_KEY_KP_ADD, false)) {
       ui.ui_scale = std::min(2.5f, ui.ui_scale + 0.25f);
-      ui.style_dirty = true;
+      ui.requests.Push(UiRequest::kRebuildStyle);
     }
     if (pressed(GLFW_KEY_MINUS, false) || pressed(GLFW_KEY_KP_SUBTRACT, false)) {
       ui.ui_scale = std::max(0.75f, ui.ui_scale - 0.25f);
-      ui.style_dirty = true;
+      ui.requests.Push(UiRequest::kRebuildStyle);
     }
     return;
   }
@@ -203,37 +203,41 @@ void InspectInputFile(UiState& ui) {
 }
 
 void ApplyRequests(Model& model, UiState& ui) {
-  if (ui.request_load_session) {
-    ui.request_load_session = false;
-    try {
-      const std::int64_t step = LoadSession(ui.session_path, ui);
-      InspectInputFile(ui);
-      if (ApplyForm(model, ui)) {
-        ui.step = std::clamp<std::int64_t>(step, 0, LastStep(model));
-        SetStatus(ui, "loaded " + ui.session_path);
-      } else {
-        SetStatus(ui, "session loaded, but its problem cannot be run: " + ui.problem_error);
-      }
-    } catch (const InputError& e) {
-      SetStatus(ui, e.what());
+  for (const UiRequest request : ui.requests.TakeAll()) {
+    switch (request) {
+      case UiRequest::kLoadSession:
+        try {
+          const std::int64_t step = LoadSession(ui.session_path, ui);
+          InspectInputFile(ui);
+          if (ApplyForm(model, ui)) {
+            ui.step = std::clamp<std::int64_t>(step, 0, LastStep(model));
+            SetStatus(ui, "loaded " + ui.session_path);
+          } else {
+            SetStatus(ui, "session loaded, but its problem cannot be run: " + ui.problem_error);
+          }
+        } catch (const InputError& e) {
+          SetStatus(ui, e.what());
+        }
+        break;
+      case UiRequest::kSaveSession:
+        try {
+          SaveSession(ui.session_path, ui, model.step());
+          SetStatus(ui, "saved " + ui.session_path);
+        } catch (const InputError& e) {
+          SetStatus(ui, e.what());
+        }
+        break;
+      case UiRequest::kInspectInputFile:
+        InspectInputFile(ui);
+        break;
+      case UiRequest::kApplyForm:
+        ApplyForm(model, ui);
+        break;
+      case UiRequest::kRebuildStyle:  // taken by ApplyStyle before the next frame
+      case UiRequest::kQuit:          // taken by the frame loop
+        ui.requests.Push(request);
+        break;
     }
-  }
-  if (ui.request_save_session) {
-    ui.request_save_session = false;
-    try {
-      SaveSession(ui.session_path, ui, model.step());
-      SetStatus(ui, "saved " + ui.session_path);
-    } catch (const InputError& e) {
-      SetStatus(ui, e.what());
-    }
-  }
-  if (ui.inspect_input_file) {
-    ui.inspect_input_file = false;
-    InspectInputFile(ui);
-  }
-  if (ui.apply_form) {
-    ui.apply_form = false;
-    ApplyForm(model, ui);
   }
   if (model.has_problem()) {
     ui.step = std::clamp<std::int64_t>(ui.step, 0, LastStep(model));
@@ -246,8 +250,7 @@ void ApplyRequests(Model& model, UiState& ui) {
 // ---------------------------------------------------------------------------------------------------------
 
 void ApplyStyle(UiState& ui, const std::function<void()>& upload_fonts) {
-  if (!ui.style_dirty) return;
-  ui.style_dirty = false;
+  if (!ui.requests.Take(UiRequest::kRebuildStyle)) return;
   ImGuiIO& io = ImGui::GetIO();
   io.Fonts->Clear();
   std::string note;

@@ -24,8 +24,9 @@ bool ApplyForm(Model& model, UiState& ui);
 void InspectInputFile(UiState& ui);
 void HandleKeyboard(const Model& model, UiState& ui);
 void AdvancePlayback(const Model& model, UiState& ui, double dt);
+// Takes the queued requests in order (sessions, the input file, the form) and moves the model to ui.step.
 void ApplyRequests(Model& model, UiState& ui);
-// Rebuilds the fonts and the style when ui.style_dirty; call before ImGui::NewFrame. `upload_fonts` gives the
+// Rebuilds the fonts and the style when UiRequest::kRebuildStyle is queued; call before ImGui::NewFrame. `upload_fonts` gives the
 // renderer the new font atlas.
 void ApplyStyle(UiState& ui, const std::function<void()>& upload_fonts);
 // One frame of UI between ImGui::NewFrame and ImGui::Render.

@@ -98,7 +98,7 @@ void InitGuiState(const GuiOptions& o, Model& model, UiState& ui) {
   model.SetStep(ui.step);
   if (!o.panel.empty() && !FocusPanel(ui, o.panel))
     throw UsageError("--panel " + o.panel + ": no such panel (one of " + PanelIdList() + ")");
-  ui.style_dirty = true;
+  ui.requests.Push(UiRequest::kRebuildStyle);
 }
 
 namespace {
@@ -180,7 +180,9 @@ class ImGuiOnGl {
 
   // Steps 2-4 of a frame: new frame, the UI, render into the bound framebuffer. `ui_ms` (optional) receives
   // the time spent before the GL calls: the UI, the model and ImGui's draw lists.
-  void Frame(Model& model, UiState& ui, double dt, int fb_width, int fb_height, double* ui_ms = nullptr) {
+  // `report`, when given, is filled with where this frame put its parts.
+  void Frame(Model& model, UiState& ui, double dt, int fb_width, int fb_height, double* ui_ms = nullptr,
+             FrameReport* report = nullptr) {
     const auto start = std::chrono::steady_clock::now();
     ApplyStyle(ui, &ImGuiOnGl::UploadFonts);
     ImGui_ImplOpenGL3_NewFrame();
@@ -198,7 +200,10 @@ class ImGuiOnGl {
 #ifdef FLASHVIZ_LIVE_GPU
     live_gpu_.Service(model, ui);  // CUDA draws into GL textures: needs this frame's GL context
 #endif
-    RunUiFrame(model, ui, dt);
+    {
+      const ScopedFrameReport reporting(report);
+      RunUiFrame(model, ui, dt);
+    }
     ImGui::Render();
     if (ui_ms) *ui_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     glViewport(0, 0, fb_width, fb_height);
@@ -334,11 +339,10 @@ OffscreenFrame RenderOffscreenFrame(const GuiOptions& o, GlBackend backend) {
   // (O in HBM, the sweep, the exact rows) is waited for so the picture is complete.
   for (int frame = 0; frame < 3; ++frame) imgui.Frame(model, ui, 1.0 / 60.0, o.width, o.height);
   model.WaitIdle();
-  for (int frame = 0; frame < 2; ++frame) imgui.Frame(model, ui, 1.0 / 60.0, o.width, o.height);
-  glFinish();
   OffscreenFrame out;
+  for (int frame = 0; frame < 2; ++frame) imgui.Frame(model, ui, 1.0 / 60.0, o.width, o.height, nullptr, &out.report);
+  glFinish();
   out.image = fbo.Read();
-  out.report = ui.report;
   out.renderer = context->description();
   if (const LiveGpuView& gpu = model.live_gpu(); gpu.has_result)
     out.live_gpu = gpu.error.empty() ? Sprintf("live GPU view (%s): %s; %s", gpu.device.c_str(), gpu.path_note.c_str(),
@@ -356,6 +360,7 @@ struct InteractiveWindow::Parts {
   Model model;
   UiState ui;
   std::unique_ptr<ImGuiOnGl> imgui;
+  FrameReport last_frame;
   std::chrono::steady_clock::time_point last = std::chrono::steady_clock::now();
 };
 
@@ -379,11 +384,12 @@ InteractiveWindow::~InteractiveWindow() = default;
 GLFWwindow* InteractiveWindow::window() const { return parts_->context->window(); }
 const Model& InteractiveWindow::model() const { return parts_->model; }
 const UiState& InteractiveWindow::ui() const { return parts_->ui; }
+const FrameReport& InteractiveWindow::last_frame() const { return parts_->last_frame; }
 
 bool InteractiveWindow::Frame() {
   GLFWwindow* w = window();
   Parts& p = *parts_;
-  if (glfwWindowShouldClose(w) || p.ui.request_quit) return false;
+  if (glfwWindowShouldClose(w) || p.ui.requests.Pending(UiRequest::kQuit)) return false;
   // 1. Poll events; sleep while minimised, wait for input while nothing moves.
   if (glfwGetWindowAttrib(w, GLFW_ICONIFIED)) {
     glfwWaitEventsTimeout(0.25);
@@ -397,7 +403,7 @@ bool InteractiveWindow::Frame() {
   int fb_width = 0, fb_height = 0;
   glfwGetFramebufferSize(w, &fb_width, &fb_height);
   // 2-4. New frame, the panels, render.
-  p.imgui->Frame(p.model, p.ui, dt, fb_width, fb_height);
+  p.imgui->Frame(p.model, p.ui, dt, fb_width, fb_height, nullptr, &p.last_frame);
   // 5. Swap.
   glfwSwapBuffers(w);
   return true;

@@ -9,6 +9,7 @@
 
 #include "app/cli/problem_options.h"
 #include "app/gui/gl_context.h"
+#include "viz/frame_report.h"
 #include "viz/model.h"
 #include "viz/ui_state.h"
 
@@ -34,7 +35,7 @@ void InitGuiState(const GuiOptions& options, Model& model, UiState& ui);
 
 struct OffscreenFrame {
   RgbaImage image;
-  UiState::FrameReport report;
+  FrameReport report;    // where its parts are (tests)
   std::string renderer;  // which context drew it
   std::string live_gpu;  // when the live GPU view ran: its drawing path and cross-check, in one line
 };
@@ -56,6 +57,7 @@ class InteractiveWindow {
   GLFWwindow* window() const;
   const Model& model() const;
   const UiState& ui() const;
+  const FrameReport& last_frame() const;  // where the last frame put its parts (tests)
 
  private:
   struct Parts;

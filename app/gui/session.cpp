@@ -231,7 +231,7 @@ std::int64_t SessionFromJson(const std::string& text, const std::string& name, U
       reason = reason.substr(reason.find("] ") + 2);
     throw InputError(Sprintf("%s: malformed session: %s", name.c_str(), reason.c_str()));
   }
-  next.style_dirty = true;
+  next.requests.Push(UiRequest::kRebuildStyle);
   ui = std::move(next);
   return step;
 }

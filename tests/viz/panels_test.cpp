@@ -9,6 +9,7 @@
 #include <set>
 
 #include "tests/viz/headless.h"
+#include "viz/frame_report.h"
 #include "viz/layout.h"
 #include "viz/panels/panel_table.h"
 #include "viz/panels/panels.h"
@@ -23,9 +24,11 @@ void LoadPreset(Model& model, UiState& ui, const Preset& preset) {
                    {preset.form.seed, "", 0});
 }
 
-void Frame(Model& model, UiState& ui) {
+// One frame of the whole UI; `report` gets where its parts went.
+void Frame(Model& model, UiState& ui, FrameReport* report = nullptr) {
   model.Update();
   ImGui::NewFrame();
+  const ScopedFrameReport reporting(report);
   DrawUi(model, ui);
   ImGui::Render();
   if (TextureBackend* t = GetTextureBackend()) t->EndFrame();
@@ -69,11 +72,11 @@ TEST_P(PresetPanels, EveryPresetManyStepsBothThemesBothSizes) {
       for (std::int64_t step : StepsToVisit(model, big ? 4 : 40)) {
         model.SetStep(step);
         ui.step = step;
-        for (int frame = 0; frame < 2; ++frame) Frame(model, ui);
+        FrameReport r;
+        for (int frame = 0; frame < 2; ++frame) Frame(model, ui, &r);
         ASSERT_GT(ImGui::GetDrawData()->TotalVtxCount, 0);
         if (std::string(tab) != "step") continue;
-        ASSERT_TRUE(ui.report.step_view_drawn);
-        const auto& r = ui.report;
+        ASSERT_TRUE(r.step_view_drawn);
         const ScreenRect parts[] = {r.step_q, r.step_kt, r.step_s, r.step_vt, r.step_o, r.step_zoom};
         for (int a = 0; a < 6; ++a) {
           ASSERT_TRUE(Inside(parts[a], r.step_area)) << "part " << a << " leaves the step view at step " << step;
@@ -103,8 +106,9 @@ TEST_P(PresetPanels, TheCursorIsDrawnWhereTheReportSays) {
   while (model.stepper().Info(step).phase != Phase::kScores) ++step;
   model.SetStep(step);
   ui.step = step;
-  for (int frame = 0; frame < 3; ++frame) Frame(model, ui);
-  ASSERT_TRUE(ui.report.s_tile_visible);
+  FrameReport report;
+  for (int frame = 0; frame < 3; ++frame) Frame(model, ui, &report);
+  ASSERT_TRUE(report.s_tile_visible);
   const RgbaImage image = imgui.Rasterize();
   const ImU32 cursor = GetPalette().cursor;
   auto near_cursor = [&](float fx, float fy) {
@@ -115,7 +119,7 @@ TEST_P(PresetPanels, TheCursorIsDrawnWhereTheReportSays) {
     return true;
   };
   // The frame is drawn just outside the tile, about 2 px wide: 0.75 px outside the edge is inside its solid core.
-  const ScreenRect s = ui.report.s_tile, q = ui.report.q_tile;
+  const ScreenRect s = report.s_tile, q = report.q_tile;
   const float s_mid_y = (s.min.y + s.max.y) / 2, s_mid_x = (s.min.x + s.max.x) / 2;
   EXPECT_TRUE(near_cursor(s.min.x - 0.75f, s_mid_y)) << "left edge of S_ij";
   EXPECT_TRUE(near_cursor(s_mid_x, s.min.y - 0.75f)) << "top edge of S_ij";
@@ -123,7 +127,7 @@ TEST_P(PresetPanels, TheCursorIsDrawnWhereTheReportSays) {
   EXPECT_TRUE(near_cursor(s_mid_x, s.max.y + 0.75f)) << "bottom edge of S_ij";
   EXPECT_TRUE(near_cursor(q.min.x - 0.75f, (q.min.y + q.max.y) / 2)) << "left edge of Q_i";
   // Far from any cursor, the S view shows no cursor colour: the last tile's centre is pending.
-  EXPECT_FALSE(near_cursor(ui.report.step_s.max.x - 3, ui.report.step_s.max.y - 3));
+  EXPECT_FALSE(near_cursor(report.step_s.max.x - 3, report.step_s.max.y - 3));
 }
 
 INSTANTIATE_TEST_SUITE_P(Presets, PresetPanels, ::testing::Range(0, static_cast<int>(Presets().size())));

@@ -140,7 +140,7 @@ void DrawProblemPanel(const Model& model, UiState& ui) {
       ImGui::IsItemDeactivatedAfterEdit()) {
     f.input_path = ui.path_synced = ui.path_edit;
     f.batch = 0;
-    ui.inspect_input_file = true;
+    ui.requests.Push(UiRequest::kInspectInputFile);
     commit = true;
   }
   if (!f.input_path.empty()) {
@@ -173,7 +173,7 @@ void DrawProblemPanel(const Model& model, UiState& ui) {
                         .c_str());
     ImGui::PopTextWrapPos();
   }
-  if (commit && error.empty()) ui.apply_form = true;
+  if (commit && error.empty()) ui.requests.Push(UiRequest::kApplyForm);
 }
 
 }  // namespace flashviz

@@ -14,6 +14,7 @@
 
 #include "kernels/common/format.h"
 #include "viz/colormap.h"
+#include "viz/frame_report.h"
 #include "viz/formulas.h"
 #include "viz/heatmap.h"
 #include "viz/panels/panels.h"
@@ -302,8 +303,10 @@ void DrawMatrices(const Model& m, UiState& ui, const StepLayout& L, Hovered& hov
     const ScreenRect qr = gq.Cells(r0, 0, r1, p.d);
     DrawCursorRect(dl, qr, pal.cursor, thick);
     DrawCursorRect(dl, go.Cells(r0, 0, r1, p.d), pal.cursor, thick);
-    ui.report.q_tile_visible = true;
-    ui.report.q_tile = qr;
+    if (FrameReport* report = CurrentFrameReport()) {
+      report->q_tile_visible = true;
+      report->q_tile = qr;
+    }
     if (cur_j < 0) DrawWash(dl, gs.Cells(r0, 0, r1, p.n), pal.cursor_fill);
   }
   if (cur_j >= 0) {
@@ -315,8 +318,10 @@ void DrawMatrices(const Model& m, UiState& ui, const StepLayout& L, Hovered& hov
   if (cur_i >= 0 && cur_j >= 0) {
     const ScreenRect sr = gs.Cells(st.row_begin, st.col_begin, st.row_begin + st.rows, st.col_begin + st.cols);
     DrawCursorRect(dl, sr, pal.cursor, thick);
-    ui.report.s_tile_visible = true;
-    ui.report.s_tile = sr;
+    if (FrameReport* report = CurrentFrameReport()) {
+      report->s_tile_visible = true;
+      report->s_tile = sr;
+    }
   }
 
   // Hover and clicks, per matrix.
@@ -579,14 +584,16 @@ void DrawStepPanel(const Model& model, UiState& ui) {
                                          ImGui::GetFrameHeight(), legend_h);
   Hovered hovered;
   DrawMatrices(model, ui, L, hovered);
-  ui.report.step_view_drawn = true;
-  ui.report.step_q = L.q;
-  ui.report.step_kt = L.kt;
-  ui.report.step_s = L.s;
-  ui.report.step_vt = L.vt;
-  ui.report.step_o = L.o;
-  ui.report.step_zoom = L.zoom;
-  ui.report.step_area = {origin, ImVec2(origin.x + avail.x, origin.y + avail.y)};
+  if (FrameReport* report = CurrentFrameReport()) {
+    report->step_view_drawn = true;
+    report->step_q = L.q;
+    report->step_kt = L.kt;
+    report->step_s = L.s;
+    report->step_vt = L.vt;
+    report->step_o = L.o;
+    report->step_zoom = L.zoom;
+    report->step_area = {origin, ImVec2(origin.x + avail.x, origin.y + avail.y)};
+  }
   DrawMatrixLabels(model, L);
   DrawTileZoom(model, ui, L, hovered);
   ImGui::SetCursorScreenPos(ImVec2(origin.x, origin.y + avail.y - legend_h + 2));

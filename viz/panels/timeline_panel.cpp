@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "kernels/common/format.h"
+#include "viz/frame_report.h"
 #include "viz/narration.h"
 #include "viz/panels/panels.h"
 #include "viz/widgets.h"
@@ -85,7 +86,7 @@ void DrawTimelinePanel(const Model& model, UiState& ui) {
   ImGui::TextUnformatted(where.c_str());
   ImGui::TextDisabled("%s", tiles.c_str());
   const float labels_bottom = ImGui::GetCursorScreenPos().y;  // two lines: taller than the scrubber
-  ui.report.timeline_labels = ScreenRect{p, ImGui::GetItemRectMax()};
+  const ScreenRect labels{p, ImGui::GetItemRectMax()};
   ImGui::SetCursorScreenPos(ImVec2(p.x + label_w, p.y));
   DrawScrubber(model, ui, ImGui::GetContentRegionAvail().x, height);
   ImGui::SetCursorScreenPos(
@@ -97,8 +98,11 @@ void DrawTimelinePanel(const Model& model, UiState& ui) {
   MathText(Narrate(model).c_str());
   ImGui::PopTextWrapPos();
   ImGui::PopFont();
-  ui.report.timeline_narration = ScreenRect{ImGui::GetItemRectMin(), ImGui::GetItemRectMax()};
-  ui.report.timeline_drawn = true;
+  if (FrameReport* report = CurrentFrameReport()) {
+    report->timeline_labels = labels;
+    report->timeline_narration = ScreenRect{ImGui::GetItemRectMin(), ImGui::GetItemRectMax()};
+    report->timeline_drawn = true;
+  }
   if (!ui.status.empty()) {
     ImGui::SameLine();
     ImGui::TextDisabled("%s", ui.status.c_str());

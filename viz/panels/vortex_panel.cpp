@@ -105,7 +105,7 @@ void UsePreset(UiState& ui, vortex::Mode mode) {
       ui.form.tiles_from_sram = false;
       ui.form.br = ui.form.bc = vortex::kTcuTile;
     }
-    ui.apply_form = true;
+    ui.requests.Push(UiRequest::kApplyForm);
   }
 }
 

@@ -110,7 +110,7 @@ TEST_F(Controller, SpeedKeysAndViewShortcuts) {
   Frame(GLFW_KEY_F1);
   EXPECT_TRUE(ui.show_shortcuts);
   Frame(GLFW_KEY_Q, false, true);
-  EXPECT_TRUE(ui.request_quit);
+  EXPECT_TRUE(ui.requests.Pending(UiRequest::kQuit));
 }
 
 TEST_F(Controller, InvalidEditsAreExplainedAndTheModelIsKept) {
@@ -135,7 +135,7 @@ TEST_F(Controller, InvalidEditsAreExplainedAndTheModelIsKept) {
     ProblemForm form = FindPreset("first-lesson")->form;
     b.edit(form);
     ui.form = form;
-    ui.apply_form = true;
+    ui.requests.Push(UiRequest::kApplyForm);
     Frame();
     EXPECT_FALSE(ui.problem_error.empty()) << b.what;
     EXPECT_EQ(model.problem().n, before.n) << b.what;
@@ -143,7 +143,7 @@ TEST_F(Controller, InvalidEditsAreExplainedAndTheModelIsKept) {
     EXPECT_EQ(model.step(), 5) << b.what;
   }
   ui.form = FindPreset("causal")->form;
-  ui.apply_form = true;
+  ui.requests.Push(UiRequest::kApplyForm);
   Frame();
   EXPECT_TRUE(ui.problem_error.empty());
   EXPECT_TRUE(model.problem().causal);
@@ -165,8 +165,8 @@ TEST_F(Controller, Hw4FilesWithABatchPicker) {
 
   ui.form.input_path = path;
   ui.form.batch = 2;
-  ui.inspect_input_file = true;
-  ui.apply_form = true;
+  ui.requests.Push(UiRequest::kInspectInputFile);
+  ui.requests.Push(UiRequest::kApplyForm);
   Frame();
   EXPECT_TRUE(ui.problem_error.empty()) << ui.problem_error;
   EXPECT_EQ(ui.input_file_batches, 3);
@@ -175,7 +175,7 @@ TEST_F(Controller, Hw4FilesWithABatchPicker) {
   EXPECT_EQ(ui.form.n, 12);
   EXPECT_EQ(model.inputs().q[0], input.q(2)[0]);
   ui.form.batch = 3;  // out of range
-  ui.apply_form = true;
+  ui.requests.Push(UiRequest::kApplyForm);
   Frame();
   EXPECT_FALSE(ui.problem_error.empty());
   EXPECT_EQ(model.inputs().q[0], input.q(2)[0]);
@@ -185,8 +185,8 @@ TEST_F(Controller, Hw4FilesWithABatchPicker) {
   std::fputs("not an hw4 file", f);
   std::fclose(f);
   ui.form.batch = 0;
-  ui.inspect_input_file = true;
-  ui.apply_form = true;
+  ui.requests.Push(UiRequest::kInspectInputFile);
+  ui.requests.Push(UiRequest::kApplyForm);
   Frame();
   EXPECT_FALSE(ui.problem_error.empty());
   EXPECT_EQ(ui.input_file_batches, 0);
@@ -197,20 +197,20 @@ TEST_F(Controller, Hw4FilesWithABatchPicker) {
 TEST_F(Controller, SessionsThroughTheRequests) {
   const std::string path = (std::filesystem::temp_directory_path() / "flashviz_controller_session.json").string();
   ui.form = FindPreset("vortex")->form;
-  ui.apply_form = true;
+  ui.requests.Push(UiRequest::kApplyForm);
   Frame();
   ui.step = 40;
   Frame();
   ui.session_path = path;
-  ui.request_save_session = true;
+  ui.requests.Push(UiRequest::kSaveSession);
   Frame();
   EXPECT_NE(ui.status.find("saved"), std::string::npos) << ui.status;
 
   ui.form = FindPreset("first-lesson")->form;
-  ui.apply_form = true;
+  ui.requests.Push(UiRequest::kApplyForm);
   Frame();
   EXPECT_EQ(model.problem().n, 8);
-  ui.request_load_session = true;
+  ui.requests.Push(UiRequest::kLoadSession);
   Frame();
   EXPECT_NE(ui.status.find("loaded"), std::string::npos) << ui.status;
   EXPECT_EQ(model.problem().n, 64);
@@ -218,7 +218,7 @@ TEST_F(Controller, SessionsThroughTheRequests) {
   std::filesystem::remove(path);
 
   ui.session_path = "/nonexistent/s.json";
-  ui.request_load_session = true;
+  ui.requests.Push(UiRequest::kLoadSession);
   Frame();
   EXPECT_NE(ui.status.find("/nonexistent/s.json"), std::string::npos);
   EXPECT_EQ(model.problem().n, 64);

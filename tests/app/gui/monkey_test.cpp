@@ -107,12 +107,12 @@ TEST(Monkey, ThousandsOfRandomFrames) {
         case 10:
           f.input_path = pick(std::string(), good_file, garbage, std::string("/nonexistent/x.bin"));
           f.batch = pick(-1, 0, 1, 2);
-          ui.inspect_input_file = true;
+          ui.requests.Push(UiRequest::kInspectInputFile);
           break;
         default: f = Presets()[rng() % Presets().size()].form; break;
       }
       if (f.n > 300 && f.n < 1000000) f.n = 300;  // valid but big problems are slow under ASan; keep them small
-      ui.apply_form = true;
+      ui.requests.Push(UiRequest::kApplyForm);
     }
     if (rng() % 15 == 0) ui.step = static_cast<std::int64_t>(rng() % (model.step_count() + 20)) - 10;
     if (rng() % 60 == 0) {
@@ -123,30 +123,28 @@ TEST(Monkey, ThousandsOfRandomFrames) {
     }
     if (rng() % 200 == 0) {
       ui.session_path = pick(session, std::string("/nonexistent/s.json"), garbage);
-      (rng() % 2 ? ui.request_save_session : ui.request_load_session) = true;
+      ui.requests.Push(rng() % 2 ? UiRequest::kSaveSession : UiRequest::kLoadSession);
     }
     if (rng() % 300 == 0) {
       ui.ui_scale = pick(0.75f, 1.0f, 1.5f);
-      ui.style_dirty = true;
+      ui.requests.Push(UiRequest::kRebuildStyle);
     }
     ui.playing = ui.playing || rng() % 50 == 0;
     ui.speed = rng() % 30 == 0 ? pick(0.25f, 4.0f, 240.0f) : ui.speed;
 
-    const bool had_error = !ui.problem_error.empty();
-    const bool applying = ui.apply_form;
+    const bool applying = ui.requests.Pending(UiRequest::kApplyForm);
     ApplyStyle(ui, [&] { imgui.UploadFonts(); });
     ImGui::NewFrame();
     RunUiFrame(model, ui, static_cast<double>(rng() % 100) / 1000.0);
     ImGui::Render();
     if (applying) (ui.problem_error.empty() ? problems_applied : problems_refused) += 1;
-    (void)had_error;
 
     ASSERT_TRUE(model.has_problem());
     ASSERT_GE(model.step(), 0);
     ASSERT_LT(model.step(), model.step_count());
     ASSERT_EQ(model.state().info, model.stepper().Info(model.step()));
     ASSERT_FALSE(GuiProblemError(model.problem()).has_value());
-    ui.request_quit = false;
+    ui.requests.Take(UiRequest::kQuit);
   }
   // Both kinds of edit happened, so the test exercised both paths.
   EXPECT_GT(problems_applied, 20);

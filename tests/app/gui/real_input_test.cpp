@@ -115,7 +115,7 @@ class RealInput : public ::testing::Test {
       GTEST_SKIP() << "the X server has no XTEST extension";
     window_ = std::make_unique<InteractiveWindow>(Options());
     ASSERT_TRUE(TakeFocus()) << "the window never got the focus";
-    ASSERT_TRUE(FramesUntil([&] { return window_->ui().report.step_view_drawn; })) << "no step view drawn";
+    ASSERT_TRUE(FramesUntil([&] { return window_->last_frame().step_view_drawn; })) << "no step view drawn";
   }
   void TearDown() override {
     window_.reset();
@@ -226,7 +226,7 @@ TEST_F(RealInput, NumberKeysSwitchTheCentreTabs) {
 }
 
 TEST_F(RealInput, AClickOnARowOfQSelectsIt) {
-  const ScreenRect q = ui().report.step_q;
+  const ScreenRect q = window_->last_frame().step_q;
   const int n = window_->model().problem().n;
   for (int row : {40, 5}) {
     Click((q.min.x + q.max.x) / 2, q.min.y + (static_cast<float>(row) + 0.5f) * q.height() / static_cast<float>(n));

@@ -55,7 +55,7 @@ TEST(Session, RoundTripsEveryField) {
   EXPECT_EQ(back.live_gpu.variant, "flash2_row");
   EXPECT_TRUE(back.live_gpu.force_host_copy);
   EXPECT_FALSE(back.live_gpu.rerun_on_change);
-  EXPECT_TRUE(back.style_dirty);
+  EXPECT_TRUE(back.requests.Pending(UiRequest::kRebuildStyle));
 }
 
 TEST(Session, MalformedSessionsChangeNothing) {

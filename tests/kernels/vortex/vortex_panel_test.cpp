@@ -49,10 +49,7 @@ void Frame(Model& model, UiState& ui, ImVec2 mouse, bool click) {
   DrawPanelWindow(model, ui);
   ImGui::Render();
   if (TextureBackend* t = GetTextureBackend()) t->EndFrame();
-  if (ui.apply_form) {
-    ui.apply_form = false;
-    Load(model, ui, ui.form);
-  }
+  if (ui.requests.Take(UiRequest::kApplyForm)) Load(model, ui, ui.form);
 }
 
 ImVec2 Sweep(int frame, ImVec2 display) {

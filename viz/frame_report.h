@@ -1,0 +1,40 @@
+// Where the last frame put its parts: for the tests (nothing overlaps, the cursor is where the frame says) and
+// for headless screenshots. It is not UI state: a caller that wants it hands one to the frame
+// (ScopedFrameReport around DrawUi, as RenderOffscreenFrame and InteractiveWindow do), and the panels fill in
+// CurrentFrameReport() when there is one; without one they report nothing. One per drawing thread, set only for
+// the frame it covers, like ImGui's current context.
+#pragma once
+
+#include "viz/heatmap.h"  // ScreenRect
+
+namespace flashviz {
+
+struct FrameReport {
+  bool s_tile_visible = false;
+  ScreenRect s_tile;  // the cursor frame around S_ij in the S view
+  bool q_tile_visible = false;
+  ScreenRect q_tile;  // the cursor frame around Q_i
+  // Where the step view put its parts (tests check that nothing overlaps).
+  bool step_view_drawn = false;
+  ScreenRect step_q, step_kt, step_s, step_vt, step_o, step_zoom, step_area;
+  // The timeline's step/tile labels and the narration below them (tests check that they do not overlap).
+  bool timeline_drawn = false;
+  ScreenRect timeline_labels, timeline_narration;
+};
+
+// The report of the frame being drawn, or null when no caller asked for one.
+FrameReport* CurrentFrameReport();
+
+// Makes `report` (cleared) the current one for its lifetime; null reports nothing. Restores the previous one.
+class ScopedFrameReport {
+ public:
+  explicit ScopedFrameReport(FrameReport* report);
+  ~ScopedFrameReport();
+  ScopedFrameReport(const ScopedFrameReport&) = delete;
+  ScopedFrameReport& operator=(const ScopedFrameReport&) = delete;
+
+ private:
+  FrameReport* previous_;
+};
+
+}  // namespace flashviz
