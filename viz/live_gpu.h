@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "viz/ui_state.h"
+
 namespace flashviz {
 
 // One matrix the GPU drew into a GL texture (straight from device memory, or through a host copy).
@@ -68,7 +70,7 @@ struct LiveGpuView {
   }
 };
 
-// What the panel asks the app for (lives in UiState).
+// What the panel asks the app for (kept in UiState under the panel's id, "gpu").
 struct LiveGpuRequest {
   bool run = false;              // request: run now
   bool rerun_on_change = true;   // run again whenever the problem changes while the panel is open
@@ -76,5 +78,8 @@ struct LiveGpuRequest {
   std::string variant = "naive"; // the registry variant to time and draw (naive materializes S and P)
   int repeats = 10;              // timed runs after one warm-up
 };
+
+inline LiveGpuRequest& LiveGpuState(UiState& ui) { return PanelState<LiveGpuRequest>(ui, "gpu"); }
+inline const LiveGpuRequest& LiveGpuState(const UiState& ui) { return PanelState<LiveGpuRequest>(ui, "gpu"); }
 
 }  // namespace flashviz

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <algorithm>
+#include <any>
 #include <cstdint>
 #include <functional>
 #include <initializer_list>
@@ -13,12 +14,10 @@
 #include <map>
 #include <span>
 #include <string>
+#include <string_view>
 
 #include "kernels/cpu/problem.h"
 #include "viz/heatmap.h"
-#include "viz/live_gpu.h"
-#include "viz/panels/benchmark_panel.h"
-#include "viz/panels/vortex_panel.h"
 #include "viz/theme.h"
 
 namespace flashviz {
@@ -120,9 +119,10 @@ struct UiState {
   std::string active_tab = "step";                      // the centre tab on screen
   std::string focus_tab;                                // request: select this tab on the next frame
   bool show_shortcuts = false;                          // the keyboard shortcut window
-  VortexPanelState vortex;                              // the Vortex panel (viz/panels/vortex_panel.h)
-  BenchmarkPanelState benchmark;                        // the benchmark panel (viz/panels/benchmark_panel.h)
-  LiveGpuRequest live_gpu;                              // the live GPU view (viz/live_gpu.h)
+  // Each panel's own state, under its id in the panel table (viz/panels/panel_table.h), created on first use
+  // and copied with the rest of the state; the panel's header names its type and gives the accessor
+  // (VortexState, BenchmarkState, LiveGpuState), built on PanelState below.
+  std::map<std::string, std::any, std::less<>> panel_state;
 
   // --- appearance ---------------------------------------------------------------------------------------
   Theme theme = Theme::kDark;
@@ -135,5 +135,21 @@ struct UiState {
   std::string status;  // one line for the last save/load/apply result
   double status_time = -1.0;
 };
+
+// The state of panel `panel_id`, of the type its header declares; a default one the first time.
+template <typename State>
+State& PanelState(UiState& ui, std::string_view panel_id) {
+  auto it = ui.panel_state.find(panel_id);
+  if (it == ui.panel_state.end()) it = ui.panel_state.emplace(std::string(panel_id), State{}).first;
+  return std::any_cast<State&>(it->second);
+}
+
+// Read-only: the stored state, or a default one when the panel has none yet.
+template <typename State>
+const State& PanelState(const UiState& ui, std::string_view panel_id) {
+  static const State kDefault{};
+  const auto it = ui.panel_state.find(panel_id);
+  return it == ui.panel_state.end() ? kDefault : std::any_cast<const State&>(it->second);
+}
 
 }  // namespace flashviz

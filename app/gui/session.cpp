@@ -9,7 +9,9 @@
 
 #include "kernels/common/files.h"
 #include "kernels/common/format.h"
+#include "viz/live_gpu.h"
 #include "viz/panels/panel_table.h"
+#include "viz/panels/vortex_panel.h"
 
 namespace flashviz {
 namespace {
@@ -130,18 +132,18 @@ std::string SessionToJson(const UiState& ui, std::int64_t step) {
                   {"speed", ui.speed},
                   {"play_unit", ui.play_unit == StepUnit::kPhase ? "phase" : "tile"}};
   // The panels' own choices: the Vortex machine and view, the live GPU view's kernel and switches.
-  const vortex::MachineConfig& machine = ui.vortex.machine;
+  const vortex::MachineConfig& machine = VortexState(ui).machine;
   session["vortex"] = {{"cores", machine.cores},
                        {"warps_per_core", machine.warps_per_core},
                        {"threads_per_warp", machine.threads_per_warp},
                        {"local_memory_bytes", machine.local_memory_bytes},
                        {"fp_registers_per_thread", machine.fp_registers_per_thread},
-                       {"mode", std::string(vortex::ModeName(ui.vortex.mode))},
-                       {"color_lanes", ui.vortex.color_lanes},
-                       {"compare_wmma", ui.vortex.compare_wmma}};
-  session["live_gpu"] = {{"kernel", ui.live_gpu.variant},
-                         {"rerun_on_change", ui.live_gpu.rerun_on_change},
-                         {"force_host_copy", ui.live_gpu.force_host_copy}};
+                       {"mode", std::string(vortex::ModeName(VortexState(ui).mode))},
+                       {"color_lanes", VortexState(ui).color_lanes},
+                       {"compare_wmma", VortexState(ui).compare_wmma}};
+  session["live_gpu"] = {{"kernel", LiveGpuState(ui).variant},
+                         {"rerun_on_change", LiveGpuState(ui).rerun_on_change},
+                         {"force_host_copy", LiveGpuState(ui).force_host_copy}};
   return session.dump(2) + "\n";
 }
 
@@ -204,7 +206,7 @@ std::int64_t SessionFromJson(const std::string& text, const std::string& name, U
     next.play_unit = play_unit == "tile" ? StepUnit::kTileIteration : StepUnit::kPhase;
     if (s.contains("vortex")) {
       const json& v = read.Object(s, "vortex");
-      vortex::MachineConfig& machine = next.vortex.machine;
+      vortex::MachineConfig& machine = VortexState(next).machine;
       machine.cores = read.Integer(v, "cores", machine.cores, 1, INT32_MAX);
       machine.warps_per_core = read.Integer(v, "warps_per_core", machine.warps_per_core, 1, INT32_MAX);
       machine.threads_per_warp = read.Integer(v, "threads_per_warp", machine.threads_per_warp, 1, INT32_MAX);
@@ -214,15 +216,15 @@ std::int64_t SessionFromJson(const std::string& text, const std::string& name, U
           read.Integer(v, "fp_registers_per_thread", machine.fp_registers_per_thread, 1, INT32_MAX);
       const auto mode = vortex::ParseMode(read.String(v, "mode", "simt"));
       if (!mode) throw InputError(name + ": \"vortex\".\"mode\" must be \"simt\" or \"tcu\"");
-      next.vortex.mode = *mode;
-      next.vortex.color_lanes = read.Bool(v, "color_lanes", false);
-      next.vortex.compare_wmma = read.Bool(v, "compare_wmma", false);
+      VortexState(next).mode = *mode;
+      VortexState(next).color_lanes = read.Bool(v, "color_lanes", false);
+      VortexState(next).compare_wmma = read.Bool(v, "compare_wmma", false);
     }
     if (s.contains("live_gpu")) {
       const json& g = read.Object(s, "live_gpu");
-      next.live_gpu.variant = read.String(g, "kernel", next.live_gpu.variant);
-      next.live_gpu.rerun_on_change = read.Bool(g, "rerun_on_change", next.live_gpu.rerun_on_change);
-      next.live_gpu.force_host_copy = read.Bool(g, "force_host_copy", next.live_gpu.force_host_copy);
+      LiveGpuState(next).variant = read.String(g, "kernel", LiveGpuState(next).variant);
+      LiveGpuState(next).rerun_on_change = read.Bool(g, "rerun_on_change", LiveGpuState(next).rerun_on_change);
+      LiveGpuState(next).force_host_copy = read.Bool(g, "force_host_copy", LiveGpuState(next).force_host_copy);
     }
   } catch (const json::exception& e) {
     // nlohmann's messages start with "[json.exception.parse_error.101] ": the reason is what follows.

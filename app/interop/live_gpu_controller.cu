@@ -15,6 +15,7 @@
 #include "kernels/cuda/probe/cross_check.h"
 #include "kernels/cuda/variants.h"
 #include "viz/colormap.h"
+#include "viz/live_gpu.h"
 #include "viz/panels/panel_table.h"
 #include "viz/theme.h"
 
@@ -132,7 +133,7 @@ void LiveGpuController::Service(Model& model, UiState& ui) {
     view.device = cuda::CudaDeviceDescription();
   }
   if (!view.unavailable_reason.empty() || !model.has_problem()) return;
-  LiveGpuRequest& request = ui.live_gpu;
+  LiveGpuRequest& request = LiveGpuState(ui);
   const PanelInfo* panel = FindPanel("gpu");
   const bool open = panel && IsPanelOpen(ui, *panel);
   const bool stale = view.has_result && view.problem_version != model.problem_version();

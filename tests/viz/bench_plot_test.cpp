@@ -12,6 +12,7 @@
 
 #include "tests/viz/headless.h"
 #include "viz/bench_plot.h"
+#include "viz/panels/benchmark_panel.h"
 #include "viz/panels/panels.h"
 
 namespace flashviz {
@@ -88,7 +89,7 @@ TEST(BenchmarkPanel, DrawsManyFramesWithoutAGpuOrData) {
   testing::HeadlessImGui imgui(ImVec2(1280, 720));
   Model model;
   UiState ui;
-  ui.benchmark.peers_path = "/nonexistent/peers.csv";
+  BenchmarkState(ui).peers_path = "/nonexistent/peers.csv";
   for (const ImVec2 size : {ImVec2(1200, 700), ImVec2(300, 200), ImVec2(40, 30)})
     for (int frame = 0; frame < 20; ++frame) {
       ImGui::NewFrame();
@@ -98,7 +99,7 @@ TEST(BenchmarkPanel, DrawsManyFramesWithoutAGpuOrData) {
       ImGui::End();
       ImGui::Render();
     }
-  EXPECT_EQ(ui.benchmark.d, 64);  // drawing alone changes nothing
+  EXPECT_EQ(BenchmarkState(ui).d, 64);  // drawing alone changes nothing
 }
 
 TEST(BenchmarkPanel, ASweepRunsInTheBackgroundWhileFramesGoOn) {
@@ -106,14 +107,14 @@ TEST(BenchmarkPanel, ASweepRunsInTheBackgroundWhileFramesGoOn) {
   testing::HeadlessImGui imgui(ImVec2(1280, 720));
   Model model;
   UiState ui;
-  ui.benchmark.kernels = {{"naive", false}, {"tiled", false}, {"flash1", false}, {"flash2_row", false},
+  BenchmarkState(ui).kernels = {{"naive", false}, {"tiled", false}, {"flash1", false}, {"flash2_row", false},
                           {"flash2_wmma", false}, {"math", false}, {"flash2_warp", true}};
-  ui.benchmark.n_min_log2 = 7;
-  ui.benchmark.n_max_log2 = 8;
-  ui.benchmark.auto_heads = false;
-  ui.benchmark.batch = 1;
-  ui.benchmark.heads = 2;
-  ui.benchmark.run_requested = true;
+  BenchmarkState(ui).n_min_log2 = 7;
+  BenchmarkState(ui).n_max_log2 = 8;
+  BenchmarkState(ui).auto_heads = false;
+  BenchmarkState(ui).batch = 1;
+  BenchmarkState(ui).heads = 2;
+  BenchmarkState(ui).run_requested = true;
   const auto frame = [&] {
     ImGui::NewFrame();
     ImGui::SetNextWindowSize(ImVec2(1200, 700));
@@ -124,7 +125,7 @@ TEST(BenchmarkPanel, ASweepRunsInTheBackgroundWhileFramesGoOn) {
   };
   frame();
   if (!CurrentBenchmarkProgress().running && CurrentBenchmarkProgress().total == 0)
-    GTEST_SKIP() << "no sweep started: " << ui.benchmark.message;
+    GTEST_SKIP() << "no sweep started: " << BenchmarkState(ui).message;
   int frames = 1;
   for (; CurrentBenchmarkProgress().running && frames < 6000; ++frames) {
     frame();  // the UI keeps drawing while the points are measured
@@ -135,7 +136,7 @@ TEST(BenchmarkPanel, ASweepRunsInTheBackgroundWhileFramesGoOn) {
   EXPECT_FALSE(progress.running);
   EXPECT_EQ(progress.total, 2u);
   EXPECT_EQ(progress.done, 2u);
-  EXPECT_EQ(progress.measured, 2u) << ui.benchmark.message;
+  EXPECT_EQ(progress.measured, 2u) << BenchmarkState(ui).message;
   EXPECT_LT(frames, 6000) << "the sweep did not finish";
 }
 

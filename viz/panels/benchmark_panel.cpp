@@ -28,6 +28,7 @@
 #include "kernels/cuda/bench_results.h"
 #include "kernels/cuda/registry.h"
 #include "viz/bench_plot.h"
+#include "viz/panels/benchmark_panel.h"
 #include "viz/panels/panels.h"
 #include "viz/theme.h"
 #include "viz/widgets.h"
@@ -360,7 +361,7 @@ BenchmarkProgress CurrentBenchmarkProgress() {
 }
 
 void DrawBenchmarkPanel(const Model& /*model*/, UiState& ui) {
-  BenchmarkPanelState& s = ui.benchmark;
+  BenchmarkPanelState& s = BenchmarkState(ui);
   const Palette& pal = GetPalette();
   const std::optional<std::string>& unavailable = RunUnavailableReason();
   BenchmarkRunner& runner = Runner();

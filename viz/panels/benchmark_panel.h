@@ -1,4 +1,4 @@
-// The benchmark panel's own state (one member of UiState, as the panel table asks): what the next sweep runs,
+// The benchmark panel's own state (kept in UiState under the panel's id, as the panel table asks): what the next sweep runs,
 // where CSVs are loaded from and exported to, and how the plot reads. The sweep itself (a background thread and
 // its results) lives in benchmark_panel.cpp: it is work in progress, not something a session stores.
 #pragma once
@@ -6,6 +6,8 @@
 #include <cstddef>
 #include <map>
 #include <string>
+
+#include "viz/ui_state.h"
 
 namespace flashviz {
 
@@ -36,5 +38,7 @@ struct BenchmarkProgress {
   std::size_t not_run = 0;          // rows that say why not (not applicable, failed validation, error)
 };
 BenchmarkProgress CurrentBenchmarkProgress();
+
+inline BenchmarkPanelState& BenchmarkState(UiState& ui) { return PanelState<BenchmarkPanelState>(ui, "benchmark"); }
 
 }  // namespace flashviz

@@ -11,6 +11,7 @@
 #include "kernels/common/format.h"
 #include "kernels/cuda/registry.h"
 #include "viz/colormap.h"
+#include "viz/live_gpu.h"
 #include "viz/panels/panels.h"
 #include "viz/theme.h"
 #include "viz/widgets.h"
@@ -206,7 +207,7 @@ void DrawLiveGpuPanel(const Model& model, UiState& ui) {
     return;
   }
   ImGui::Text("Device: %s", gpu.device.c_str());
-  LiveGpuRequest& request = ui.live_gpu;
+  LiveGpuRequest& request = LiveGpuState(ui);
   if (ImGui::Button("Run on GPU")) request.run = true;
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("Run the instrumented kernel and the chosen variant now (G)");
   ImGui::SameLine();

@@ -33,6 +33,7 @@
 #include "kernels/vortex/tcu.h"
 #include "viz/heatmap.h"
 #include "viz/panels/panels.h"
+#include "viz/panels/vortex_panel.h"
 #include "viz/widgets.h"
 
 namespace flashviz {
@@ -95,7 +96,7 @@ ScreenRect Canvas(const char* id, ImVec2 size) {
 // ---------------------------------------------------------------------------------------------------------
 
 void UsePreset(UiState& ui, vortex::Mode mode) {
-  VortexPanelState& v = ui.vortex;
+  VortexPanelState& v = VortexState(ui);
   v.machine = vortex::kReportMachine;
   v.mode = mode;
   v.pinned_core = v.pinned_warp = v.pinned_thread = -1;
@@ -115,7 +116,7 @@ void WrapFieldIfNoRoom(const char* label, float field_width) {
 }
 
 void DrawControls(UiState& ui, float scale) {
-  VortexPanelState& v = ui.vortex;
+  VortexPanelState& v = VortexState(ui);
   const float field = 90.0f * scale;
   auto int_field = [&](const char* label, const char* id, int* value, const char* help) {
     WrapFieldIfNoRoom(label, field);
@@ -574,7 +575,7 @@ double AbsMax(const float* values, int count) {
 
 void DrawTcuFragments(const Model& model, const Mapping& m, const PhaseView& v, UiState& ui, const Palette& pal,
                       float width) {
-  VortexPanelState& st = ui.vortex;
+  VortexPanelState& st = VortexState(ui);
   SectionTitle("Tensor unit: two mma_sync per K/V tile",
                "Per K/V tile the warp issues mma_sync twice on 8×8 tiles with K = 16 (fp16 in, fp32 accumulate): "
                "S_ij = Q_i·K_jᵀ, then P~_ij·V_j. The 8-wide dimension is padded with zeros (hatched): half of every "
@@ -742,7 +743,7 @@ void DrawProgramTable(const std::array<vortex::ProgramCounts, vortex::kProgramCo
 void DrawVortexPanel(const Model& model, UiState& ui) {
   if (!model.has_problem()) return;
   const Palette& pal = GetPalette();
-  VortexPanelState& st = ui.vortex;
+  VortexPanelState& st = VortexState(ui);
   DrawControls(ui, ui.ui_scale);
 
   const AttentionProblem& problem = model.problem();

@@ -1,8 +1,9 @@
-// The Vortex panel's own state (one member of UiState, as the panel table asks): the machine being edited, the
-// program, the thread whose registers are shown and the display toggles.
+// The Vortex panel's own state (kept in UiState under the panel's id, as the panel table asks): the machine being
+// edited, the program, the thread whose registers are shown and the display toggles.
 #pragma once
 
 #include "kernels/vortex/config.h"
+#include "viz/ui_state.h"
 
 namespace flashviz {
 
@@ -14,5 +15,8 @@ struct VortexPanelState {
   // The thread whose register file is shown (a click in the thread grid); −1: the first active thread.
   int pinned_core = -1, pinned_warp = -1, pinned_thread = -1;
 };
+
+inline VortexPanelState& VortexState(UiState& ui) { return PanelState<VortexPanelState>(ui, "vortex"); }
+inline const VortexPanelState& VortexState(const UiState& ui) { return PanelState<VortexPanelState>(ui, "vortex"); }
 
 }  // namespace flashviz

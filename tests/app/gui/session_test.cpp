@@ -6,7 +6,9 @@
 #include <filesystem>
 #include <fstream>
 
+#include "viz/live_gpu.h"
 #include "viz/panels/panel_table.h"
+#include "viz/panels/vortex_panel.h"
 
 namespace flashviz {
 namespace {
@@ -28,13 +30,13 @@ TEST(Session, RoundTripsEveryField) {
   ui.large_font = true;
   ui.speed = 32;
   ui.play_unit = StepUnit::kTileIteration;
-  ui.vortex.machine.cores = 8;
-  ui.vortex.machine.local_memory_bytes = 32768;
-  ui.vortex.mode = vortex::Mode::kTcu;
-  ui.vortex.compare_wmma = true;
-  ui.live_gpu.variant = "flash2_row";
-  ui.live_gpu.force_host_copy = true;
-  ui.live_gpu.rerun_on_change = false;
+  VortexState(ui).machine.cores = 8;
+  VortexState(ui).machine.local_memory_bytes = 32768;
+  VortexState(ui).mode = vortex::Mode::kTcu;
+  VortexState(ui).compare_wmma = true;
+  LiveGpuState(ui).variant = "flash2_row";
+  LiveGpuState(ui).force_host_copy = true;
+  LiveGpuState(ui).rerun_on_change = false;
   const std::string json = SessionToJson(ui, 99);
 
   UiState back;
@@ -49,12 +51,12 @@ TEST(Session, RoundTripsEveryField) {
   EXPECT_TRUE(back.large_font);
   EXPECT_FLOAT_EQ(back.speed, 32);
   EXPECT_EQ(back.play_unit, StepUnit::kTileIteration);
-  EXPECT_EQ(back.vortex.machine, ui.vortex.machine);
-  EXPECT_EQ(back.vortex.mode, vortex::Mode::kTcu);
-  EXPECT_TRUE(back.vortex.compare_wmma);
-  EXPECT_EQ(back.live_gpu.variant, "flash2_row");
-  EXPECT_TRUE(back.live_gpu.force_host_copy);
-  EXPECT_FALSE(back.live_gpu.rerun_on_change);
+  EXPECT_EQ(VortexState(back).machine, VortexState(ui).machine);
+  EXPECT_EQ(VortexState(back).mode, vortex::Mode::kTcu);
+  EXPECT_TRUE(VortexState(back).compare_wmma);
+  EXPECT_EQ(LiveGpuState(back).variant, "flash2_row");
+  EXPECT_TRUE(LiveGpuState(back).force_host_copy);
+  EXPECT_FALSE(LiveGpuState(back).rerun_on_change);
   EXPECT_TRUE(back.requests.Pending(UiRequest::kRebuildStyle));
 }
 

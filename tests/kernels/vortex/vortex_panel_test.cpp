@@ -14,6 +14,7 @@
 #include "tests/viz/headless.h"
 #include "viz/model.h"
 #include "viz/panels/panel_table.h"
+#include "viz/panels/vortex_panel.h"
 #include "viz/panels/panels.h"
 #include "viz/raster.h"
 #include "viz/ui_state.h"
@@ -82,9 +83,9 @@ TEST(VortexPanel, EveryStepBothModesManyFrames) {
   UiState ui;
   int frame = 0;
   for (bool tcu : {false, true}) {
-    ui.vortex.mode = tcu ? vortex::Mode::kTcu : vortex::Mode::kSimt;
-    ui.vortex.color_lanes = tcu;
-    ui.vortex.compare_wmma = tcu;
+    VortexState(ui).mode = tcu ? vortex::Mode::kTcu : vortex::Mode::kSimt;
+    VortexState(ui).color_lanes = tcu;
+    VortexState(ui).compare_wmma = tcu;
     Load(model, ui, ReportForm(tcu));
     for (std::int64_t step = 0; step < model.step_count(); ++step) {
       model.SetStep(step);
@@ -96,10 +97,10 @@ TEST(VortexPanel, EveryStepBothModesManyFrames) {
   }
   EXPECT_GT(frame, 500);
   // The thread picker: a click somewhere over the grid pinned some thread, and the pin stays in range.
-  if (ui.vortex.pinned_core >= 0) {
-    EXPECT_LT(ui.vortex.pinned_core, ui.vortex.machine.cores);
-    EXPECT_LT(ui.vortex.pinned_warp, ui.vortex.machine.warps_per_core);
-    EXPECT_LT(ui.vortex.pinned_thread, ui.vortex.machine.threads_per_warp);
+  if (VortexState(ui).pinned_core >= 0) {
+    EXPECT_LT(VortexState(ui).pinned_core, VortexState(ui).machine.cores);
+    EXPECT_LT(VortexState(ui).pinned_warp, VortexState(ui).machine.warps_per_core);
+    EXPECT_LT(VortexState(ui).pinned_thread, VortexState(ui).machine.threads_per_warp);
   }
 }
 
@@ -125,11 +126,11 @@ TEST(VortexPanel, EditedMachinesAndProblemsThatDoNotFit) {
   };
   int frame = 0;
   for (const Case& c : cases) {
-    ui.vortex.machine = {c.cores, c.warps, c.threads, c.lmem, c.fp_registers};
-    ui.vortex.mode = c.mode;
-    ui.vortex.pinned_core = 2;  // may lie outside the machine: the panel falls back to an active thread
-    ui.vortex.pinned_warp = 5;
-    ui.vortex.pinned_thread = 9;
+    VortexState(ui).machine = {c.cores, c.warps, c.threads, c.lmem, c.fp_registers};
+    VortexState(ui).mode = c.mode;
+    VortexState(ui).pinned_core = 2;  // may lie outside the machine: the panel falls back to an active thread
+    VortexState(ui).pinned_warp = 5;
+    VortexState(ui).pinned_thread = 9;
     for (std::int64_t step : {std::int64_t{0}, std::int64_t{5}, model.step_count() / 2, model.step_count() - 1}) {
       model.SetStep(step);
       for (int k = 0; k < 3; ++k) Frame(model, ui, Sweep(frame++, display), false);
@@ -137,14 +138,14 @@ TEST(VortexPanel, EditedMachinesAndProblemsThatDoNotFit) {
     }
   }
   // Problems the programs cannot take or do not fit: d = 32, N = 48 (not a power of two), a long sequence.
-  ui.vortex.machine = vortex::kReportMachine;
+  VortexState(ui).machine = vortex::kReportMachine;
   for (const auto& [n, d] : {std::pair{64, 32}, std::pair{48, 8}, std::pair{1024, 64}, std::pair{8, 4}}) {
     ProblemForm form = ReportForm(false);
     form.n = n;
     form.d = d;
     Load(model, ui, form);
     for (const vortex::Mode mode : {vortex::Mode::kSimt, vortex::Mode::kTcu}) {
-      ui.vortex.mode = mode;
+      VortexState(ui).mode = mode;
       for (std::int64_t step : {std::int64_t{0}, model.step_count() / 3, model.step_count() - 2}) {
         model.SetStep(step);
         for (int k = 0; k < 2; ++k) Frame(model, ui, Sweep(frame++, display), k == 1);
@@ -167,9 +168,9 @@ TEST(VortexPanel, WritesScreenshotsWhenAsked) {
   };
   for (const Shot& shot : {Shot{false, 12, "vortex_simt_update_o.png"}, Shot{true, 14, "vortex_tcu_scores.png"},
                            Shot{true, 18, "vortex_tcu_update_o_wmma.png"}}) {
-    ui.vortex.mode = shot.tcu ? vortex::Mode::kTcu : vortex::Mode::kSimt;
-    ui.vortex.color_lanes = false;
-    ui.vortex.compare_wmma = shot.tcu && shot.step == 18;
+    VortexState(ui).mode = shot.tcu ? vortex::Mode::kTcu : vortex::Mode::kSimt;
+    VortexState(ui).color_lanes = false;
+    VortexState(ui).compare_wmma = shot.tcu && shot.step == 18;
     Load(model, ui, ReportForm(shot.tcu));
     model.SetStep(shot.step);
     std::string error;
