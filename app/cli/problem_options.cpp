@@ -101,7 +101,8 @@ LoadedProblem LoadProblem(const ProblemOptions& o, bool with_inputs) {
   if (o.batch < 0 || o.batch >= header.b)
     throw UsageError(Sprintf("--batch %d: %s has batches 0 to %d", o.batch, o.input.c_str(), header.b - 1));
   loaded.problem = ResolveFromOptions(ToRequest(o, header.n, header.d));
-  if (with_inputs) loaded.inputs = std::make_shared<AttentionInputs>(ReadHw4File(o.input).Batch(o.batch));
+  // One batch read, not the whole file (an HW4 file of many batches can be gigabytes).
+  if (with_inputs) loaded.inputs = std::make_shared<AttentionInputs>(ReadHw4Batch(o.input, o.batch));
   return loaded;
 }
 

@@ -242,9 +242,11 @@ int RunScreenshot(const GuiOptions& o) {
   const OffscreenFrame frame = RenderOffscreenFrame(o, backend);
   png.Write(EncodePng(frame.image));
   files.Commit();
-  std::printf("wrote %s (%d × %d) with %s\n", o.screenshot.c_str(), frame.image.width, frame.image.height,
-              frame.renderer.c_str());
-  if (!frame.live_gpu.empty()) std::printf("%s\n", frame.live_gpu.c_str());
+  // The PNG itself may be standard output (--screenshot /dev/stdout): then what happened goes to stderr.
+  std::FILE* say = png.writes_through() ? stderr : stdout;
+  std::fprintf(say, "wrote %s (%d × %d) with %s\n", o.screenshot.c_str(), frame.image.width, frame.image.height,
+               frame.renderer.c_str());
+  if (!frame.live_gpu.empty()) std::fprintf(say, "%s\n", frame.live_gpu.c_str());
   return 0;
 }
 

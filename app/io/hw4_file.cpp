@@ -124,6 +124,28 @@ Hw4Input ReadHw4File(const std::string& path) {
   return in;
 }
 
+AttentionInputs ReadHw4Batch(const std::string& path, int batch) {
+  const InputFile file(path);
+  Hw4Input in = ReadHw4Header(file);
+  if (batch < 0 || batch >= in.b)
+    throw InputError(Sprintf("%s: batch %d does not exist (batches 0 to %d)", path.c_str(), batch, in.b - 1));
+  const std::size_t floats = 3 * in.head_floats();
+  std::vector<float> qkv(floats);
+  file.ReadAt(qkv.data(), floats * sizeof(float),
+              kHeaderBytes + static_cast<std::int64_t>(batch) * static_cast<std::int64_t>(floats * sizeof(float)));
+  for (std::size_t at = 0; at < floats; ++at)
+    if (!std::isfinite(qkv[at]))
+      throw InputError(NonFiniteValueMessage(path, in.n, in.d, static_cast<std::size_t>(batch) * floats + at, qkv[at]));
+  AttentionInputs out;
+  out.n = in.n;
+  out.d = in.d;
+  out.q.assign(qkv.begin(), qkv.begin() + static_cast<std::ptrdiff_t>(in.head_floats()));
+  out.k.assign(qkv.begin() + static_cast<std::ptrdiff_t>(in.head_floats()),
+               qkv.begin() + static_cast<std::ptrdiff_t>(2 * in.head_floats()));
+  out.v.assign(qkv.begin() + static_cast<std::ptrdiff_t>(2 * in.head_floats()), qkv.end());
+  return out;
+}
+
 std::vector<std::uint8_t> SerializeHw4(const Hw4Input& in) {
   std::vector<std::uint8_t> bytes(static_cast<std::size_t>(kHeaderBytes) + in.qkv.size() * 4);
   const Header h{in.b, in.n, in.d};

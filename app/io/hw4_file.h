@@ -27,6 +27,9 @@ struct Hw4Input {
 Hw4Input ParseHw4(std::span<const std::uint8_t> bytes, const std::string& name);
 // Reads and parses a file. Throws InputError (missing, unreadable, malformed).
 Hw4Input ReadHw4File(const std::string& path);
+// Reads one batch only (the header and the file's size checked as for the whole file; the batch's values
+// checked for being finite). Throws InputError.
+AttentionInputs ReadHw4Batch(const std::string& path, int batch);
 // Reads only the header (B, N, d) after checking the file's size against it. Throws InputError.
 Hw4Input ReadHw4Header(const std::string& path);
 Hw4Input ReadHw4Header(const InputFile& file);

@@ -61,27 +61,36 @@ void RemoveTemporaries() {  // async-signal-safe
     if (slot.state.load(std::memory_order_acquire) == 2) ::unlink(slot.path);
 }
 
-extern "C" void OnCleanupSignal(int signal_number) {
-  if (g_committing.load() > 0) {
-    g_pending_signal.store(signal_number);
-    return;
-  }
+// Removes the temporary files and ends the process by `signal_number` the conventional way (status 128 + its
+// number in a shell): the default action restored, the signal raised; it is blocked while a handler runs and is
+// delivered as the handler returns. Async-signal-safe.
+void DieOfSignal(int signal_number) {
   RemoveTemporaries();
-  // SA_RESETHAND restored the default action; the signal is blocked while the handler runs and is delivered
-  // as it returns, so the process ends the conventional way (status 128 + the signal's number in a shell).
+  struct sigaction default_action {};
+  default_action.sa_handler = SIG_DFL;
+  sigemptyset(&default_action.sa_mask);
+  ::sigaction(signal_number, &default_action, nullptr);
   ::raise(signal_number);
 }
 
-// Signals wait while outputs are published; the last one out raises what arrived meanwhile.
+extern "C" void OnCleanupSignal(int signal_number) {
+  if (g_committing.load() > 0) {
+    // Publishing: the signal waits. If the commit ended meanwhile and did not see it, whoever takes it back
+    // from g_pending_signal first acts on it, so it is neither lost nor acted on twice.
+    g_pending_signal.store(signal_number);
+    if (g_committing.load() > 0 || g_pending_signal.exchange(0) == 0) return;
+  }
+  DieOfSignal(signal_number);
+}
+
+// Signals wait while outputs are published (renamed, swapped back); the last one out acts on what arrived
+// meanwhile. Nothing in a section may block: the writes are finished before it.
 class CommitSection {
  public:
   CommitSection() { g_committing.fetch_add(1); }
   ~CommitSection() {
     if (g_committing.fetch_sub(1) == 1)
-      if (const int signal_number = g_pending_signal.exchange(0)) {
-        RemoveTemporaries();
-        ::raise(signal_number);
-      }
+      if (const int signal_number = g_pending_signal.exchange(0)) DieOfSignal(signal_number);
   }
   CommitSection(const CommitSection&) = delete;
   CommitSection& operator=(const CommitSection&) = delete;
@@ -120,7 +129,7 @@ const char* KindOf(mode_t mode) {
 // A process's own descriptors under /proc (where /dev/stdout, /dev/fd/N lead): the descriptor's number, else -1.
 int ProcessDescriptor(const std::string& path) {
   const std::string own = Sprintf("/proc/%d/fd/", static_cast<int>(::getpid()));
-  for (const std::string& prefix : {std::string("/proc/self/fd/"), own}) {
+  for (const std::string& prefix : {std::string("/proc/self/fd/"), std::string("/dev/fd/"), own}) {
     if (path.rfind(prefix, 0) != 0) continue;
     const std::string number = path.substr(prefix.size());
     if (number.empty() || number.size() > 9 || number.find_first_not_of("0123456789") != std::string::npos) return -1;
@@ -129,12 +138,14 @@ int ProcessDescriptor(const std::string& path) {
   return -1;
 }
 
-// Follows symbolic links to the path that is written; stops at /proc, whose links name descriptors, not paths.
+// Follows symbolic links to the path that is written; stops at a process's descriptors (/proc/…/fd/N, /dev/fd/N),
+// whose links name open files, not paths.
 std::string FollowSymlinks(const std::string& path) {
   std::string current = path;
   for (int hop = 0; hop < 40; ++hop) {
     struct stat info {};
-    if (current.rfind("/proc/", 0) == 0 || ::lstat(current.c_str(), &info) != 0 || !S_ISLNK(info.st_mode))
+    if (current.rfind("/proc/", 0) == 0 || ProcessDescriptor(current) >= 0 || ::lstat(current.c_str(), &info) != 0 ||
+        !S_ISLNK(info.st_mode))
       return current;
     std::string link(PATH_MAX, '\0');
     const ssize_t length = ::readlink(current.c_str(), link.data(), link.size());
@@ -145,10 +156,18 @@ std::string FollowSymlinks(const std::string& path) {
   throw InputError("cannot write " + path + ": too many levels of symbolic links");
 }
 
+// The process's umask without changing it (umask(2) can only read it by setting it, which would race with other
+// threads creating files): from /proc/self/status, else the usual 022.
 mode_t CurrentUmask() {
-  const mode_t mask = ::umask(0);
-  ::umask(mask);
-  return mask;
+  std::FILE* status = std::fopen("/proc/self/status", "re");
+  unsigned mask = 022;
+  if (status) {
+    char line[256];
+    while (std::fgets(line, sizeof line, status))
+      if (std::sscanf(line, "Umask: %o", &mask) == 1) break;
+    std::fclose(status);
+  }
+  return static_cast<mode_t>(mask);
 }
 
 void WriteAll(int fd, const char* data, std::size_t bytes, int* error) {
@@ -361,37 +380,20 @@ void OutputFile::Finish() {
   if (closed != 0 && errno != EINTR) Fail("write", errno);
 }
 
+// A name beside the target for a hard link to its old content (the undo copy): unique, never an existing file.
+std::string OutputFile::LinkUndoCopy() {
+  static std::atomic<unsigned> counter{0};
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    std::string undo = Sprintf("%s.previous-%d-%u", target_.c_str(), static_cast<int>(::getpid()), counter++);
+    if (::link(target_.c_str(), undo.c_str()) == 0) return undo;
+    if (errno != EEXIST) break;  // a file system without hard links: no undo copy
+  }
+  return {};
+}
+
 void OutputFile::Publish() {
   if (mode_ == Mode::kWriteThrough) return;
-  if (mode_ == Mode::kRewriteInPlace) {
-    // The other hard links must see the new content: the target is rewritten, and its old content is kept in
-    // the temporary file (swapped) so that Unpublish can put it back.
-    const int target = ::open(target_.c_str(), O_RDWR | O_CLOEXEC | O_NOCTTY);
-    const int temp = ::open(temp_path_.c_str(), O_RDWR | O_CLOEXEC);
-    std::string undo = target_ + ".previous-XXXXXX";
-    const int old_copy = target >= 0 && temp >= 0 ? ::mkostemp(undo.data(), O_CLOEXEC) : -1;
-    int error = target < 0 || temp < 0 || old_copy < 0 ? errno : 0;
-    int undo_slot = -1;
-    if (!error) {
-      undo_slot = RegisterTemporary(undo);
-      error = CopyContents(target, old_copy);
-      if (!error) error = CopyContents(temp, target);
-      if (error) CopyContents(old_copy, target);
-    }
-    for (const int fd : {target, temp, old_copy})
-      if (fd >= 0) ::close(fd);
-    if (error) {
-      if (old_copy >= 0) ::unlink(undo.c_str());
-      UnregisterTemporary(undo_slot);
-      throw InputError(Sprintf("cannot write %s: %s", path_.c_str(), std::strerror(error)));
-    }
-    // From here the temporary file's name holds the old content.
-    ::rename(undo.c_str(), temp_path_.c_str());
-    UnregisterTemporary(undo_slot);
-    exchanged_ = true;
-    published_ = true;
-    return;
-  }
+  if (mode_ == Mode::kRewriteInPlace) return PublishInPlace();
   if (target_existed_) {
     // Swapped, not overwritten: until Settle the old file lives on under the temporary name.
     if (::renameat2(AT_FDCWD, temp_path_.c_str(), AT_FDCWD, target_.c_str(), RENAME_EXCHANGE) == 0) {
@@ -401,35 +403,113 @@ void OutputFile::Publish() {
     }
     if (errno != EINVAL && errno != ENOSYS && errno != ENOTSUP)
       throw InputError(Sprintf("cannot write %s: %s", path_.c_str(), std::strerror(errno)));
+    // No exchange on this file system: a hard link keeps the old content for Unpublish.
+    undo_path_ = LinkUndoCopy();
+    if (!undo_path_.empty()) undo_slot_ = RegisterTemporary(undo_path_);
+    if (::rename(temp_path_.c_str(), target_.c_str()) != 0) {
+      const int error = errno;
+      DropUndoCopy();
+      throw InputError(Sprintf("cannot write %s: %s", path_.c_str(), std::strerror(error)));
+    }
+  } else if (::renameat2(AT_FDCWD, temp_path_.c_str(), AT_FDCWD, target_.c_str(), RENAME_NOREPLACE) != 0) {
+    if (errno == EEXIST) {  // the target appeared while we wrote: replace it like one that was there
+      target_existed_ = true;
+      return Publish();
+    }
+    // Without RENAME_NOREPLACE (some file systems), a plain rename.
+    if ((errno != EINVAL && errno != ENOSYS && errno != ENOTSUP) || ::rename(temp_path_.c_str(), target_.c_str()) != 0)
+      throw InputError(Sprintf("cannot write %s: %s", path_.c_str(), std::strerror(errno)));
   }
-  if (::rename(temp_path_.c_str(), target_.c_str()) != 0)
-    throw InputError(Sprintf("cannot write %s: %s", path_.c_str(), std::strerror(errno)));
   UnregisterTemporary(temp_slot_);
   temp_path_.clear();
   published_ = true;
 }
 
+void OutputFile::PublishInPlace() {
+  // The other hard links must see the new content: the target is rewritten, after its old content was copied
+  // aside (the undo copy) so that a failure here or in another output can put it back.
+  struct Fd {
+    int fd;
+    ~Fd() {
+      if (fd >= 0) ::close(fd);
+    }
+  };
+  const Fd target{::open(target_.c_str(), O_RDWR | O_CLOEXEC | O_NOCTTY)};
+  if (target.fd < 0) Fail("write", errno);
+  const Fd temp{::open(temp_path_.c_str(), O_RDONLY | O_CLOEXEC)};
+  if (temp.fd < 0) Fail("write", errno);
+  std::string undo = target_ + ".previous-XXXXXX";
+  const Fd old_copy{::mkostemp(undo.data(), O_CLOEXEC)};
+  if (old_copy.fd < 0) Fail("write", errno);
+  undo_path_ = undo;
+  try {
+    undo_slot_ = RegisterTemporary(undo_path_);
+  } catch (...) {
+    DropUndoCopy();
+    throw;
+  }
+  if (const int error = CopyContents(target.fd, old_copy.fd)) {  // the target is untouched so far
+    DropUndoCopy();
+    throw InputError(Sprintf("cannot write %s: %s", path_.c_str(), std::strerror(error)));
+  }
+  if (const int error = CopyContents(temp.fd, target.fd)) {
+    if (CopyContents(old_copy.fd, target.fd) != 0) {
+      // Neither the new content nor the old one could be written back: the old one stays in the undo copy.
+      const std::string kept = undo_path_;
+      UnregisterTemporary(undo_slot_);
+      undo_path_.clear();
+      throw InputError(Sprintf("cannot write %s: %s; its previous content is in %s", path_.c_str(),
+                               std::strerror(error), kept.c_str()));
+    }
+    DropUndoCopy();
+    throw InputError(Sprintf("cannot write %s: %s", path_.c_str(), std::strerror(error)));
+  }
+  published_ = true;
+}
+
+void OutputFile::DropUndoCopy() {
+  if (!undo_path_.empty()) ::unlink(undo_path_.c_str());
+  undo_path_.clear();
+  UnregisterTemporary(undo_slot_);
+}
+
 void OutputFile::Unpublish() {
   if (!published_) return;
   published_ = false;
+  bool restored = true;
   if (mode_ == Mode::kRewriteInPlace) {
     const int target = ::open(target_.c_str(), O_WRONLY | O_CLOEXEC | O_NOCTTY);
-    const int old_copy = ::open(temp_path_.c_str(), O_RDONLY | O_CLOEXEC);
-    if (target >= 0 && old_copy >= 0) CopyContents(old_copy, target);
+    const int old_copy = ::open(undo_path_.c_str(), O_RDONLY | O_CLOEXEC);
+    restored = target >= 0 && old_copy >= 0 && CopyContents(old_copy, target) == 0;
     for (const int fd : {target, old_copy})
       if (fd >= 0) ::close(fd);
   } else if (exchanged_) {
-    ::renameat2(AT_FDCWD, temp_path_.c_str(), AT_FDCWD, target_.c_str(), RENAME_EXCHANGE);
+    restored = ::renameat2(AT_FDCWD, temp_path_.c_str(), AT_FDCWD, target_.c_str(), RENAME_EXCHANGE) == 0;
+    if (!restored) {
+      // The old content is under the temporary name: kept there, not discarded with the output.
+      UnregisterTemporary(temp_slot_);
+      temp_path_.clear();
+    }
+  } else if (!undo_path_.empty()) {
+    restored = ::rename(undo_path_.c_str(), target_.c_str()) == 0;
+    if (restored) undo_path_.clear();
   } else if (!target_existed_) {
     ::unlink(target_.c_str());
   }
   exchanged_ = false;
+  if (restored) {
+    DropUndoCopy();
+  } else {
+    UnregisterTemporary(undo_slot_);  // the undo copy, if any, stays where it is: it holds the old content
+    undo_path_.clear();
+  }
 }
 
 void OutputFile::Settle() {
   if (!temp_path_.empty()) ::unlink(temp_path_.c_str());
   UnregisterTemporary(temp_slot_);
   temp_path_.clear();
+  DropUndoCopy();
   exchanged_ = false;
 }
 
@@ -440,11 +520,12 @@ void OutputFile::Discard() {
   if (!temp_path_.empty()) ::unlink(temp_path_.c_str());
   temp_path_.clear();
   UnregisterTemporary(temp_slot_);
+  DropUndoCopy();
 }
 
 void OutputFile::Commit() {
+  Finish();  // may block (a FIFO, a paused terminal): outside the section, where signals act at once
   CommitSection section;
-  Finish();
   Publish();
   Settle();
 }
@@ -476,8 +557,9 @@ OutputFile& CommandFiles::AddOutput(const std::string& path) {
 }
 
 void CommandFiles::Commit() {
+  // Every write error before anything is published; writing may block (a FIFO), so signals act at once here.
+  for (auto& output : outputs_) output->Finish();
   CommitSection section;
-  for (auto& output : outputs_) output->Finish();  // every write error before anything is published
   std::size_t published = 0;
   try {
     for (; published < outputs_.size(); ++published) outputs_[published]->Publish();
@@ -507,7 +589,7 @@ void InstallOutputCleanupHandlers() {
     if (current.sa_handler != SIG_DFL || (current.sa_flags & SA_SIGINFO)) continue;
     struct sigaction action {};
     action.sa_handler = OnCleanupSignal;
-    action.sa_flags = SA_RESETHAND;
+    action.sa_flags = SA_RESTART;  // other threads' system calls go on while a signal waits for a commit
     sigemptyset(&action.sa_mask);
     ::sigaction(signal_number, &action, nullptr);
   }

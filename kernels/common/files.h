@@ -91,9 +91,12 @@ class OutputFile {
   void Open();
   void Flush();
   void Finish();     // the data on disk, the temporary file closed: every write error surfaces here
-  void Publish();    // the temporary file moved over the target (kept as the undo copy while committing)
-  void Unpublish();  // puts the target back as it was before Publish
-  void Settle();     // after a successful commit: the undo copy removed
+  void Publish();         // the temporary file moved over the target, the old content kept as the undo copy
+  void PublishInPlace();  // kRewriteInPlace: the target rewritten, its old content copied aside first
+  void Unpublish();       // puts the target back as it was before Publish (a copy it cannot restore is kept)
+  void Settle();          // after a successful commit: the temporary file and the undo copy removed
+  std::string LinkUndoCopy();
+  void DropUndoCopy();
   void Discard();
   [[noreturn]] void Fail(const char* action, int error);
 
@@ -101,6 +104,8 @@ class OutputFile {
   std::string target_;       // after following symbolic links
   std::string identity_;     // device and inode of the target, or of its directory and its name when new
   std::string temp_path_;    // kReplace, kRewriteInPlace
+  std::string undo_path_;    // while committing: the old content, where it is not under temp_path_
+  int undo_slot_ = -1;
   Mode mode_ = Mode::kReplace;
   bool target_existed_ = false;
   bool published_ = false;

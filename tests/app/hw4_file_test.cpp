@@ -125,3 +125,37 @@ TEST_F(Hw4FileOnDisk, RoundTripsThroughAFile) {
 
 }  // namespace
 }  // namespace flashviz
+
+namespace flashviz {
+namespace {
+
+// trace --input and the GUI read one batch, not the whole file: the same values as the whole read, and a
+// non-finite value is reported only for the batch that is read.
+TEST(Hw4Batch, OneBatchIsReadAndChecked) {
+  Hw4Input in;
+  in.b = 3;
+  in.n = 4;
+  in.d = 2;
+  in.qkv.resize(3 * 3 * 4 * 2);
+  for (std::size_t k = 0; k < in.qkv.size(); ++k) in.qkv[k] = static_cast<float>(k) * 0.5f;
+  in.qkv[3] = std::nanf("");  // batch 0, Q[1][1]
+  const std::string path = (std::filesystem::temp_directory_path() / "flashviz_hw4_batch_test.bin").string();
+  const std::vector<std::uint8_t> bytes = SerializeHw4(in);
+  std::ofstream(path, std::ios::binary)
+      .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  const AttentionInputs two = ReadHw4Batch(path, 2);
+  EXPECT_EQ(two.q, in.Batch(2).q);
+  EXPECT_EQ(two.k, in.Batch(2).k);
+  EXPECT_EQ(two.v, in.Batch(2).v);
+  try {
+    ReadHw4Batch(path, 0);
+    ADD_FAILURE() << "the NaN of batch 0 was not reported";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("batch 0, Q[1][1]"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(ReadHw4Batch(path, 3), InputError);
+  std::filesystem::remove(path);
+}
+
+}  // namespace
+}  // namespace flashviz

@@ -2,6 +2,7 @@
 // output could destroy data or an input could hang, made on real files, links, devices and FIFOs.
 #include "kernels/common/files.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -90,13 +91,17 @@ TEST_F(Files, ASymbolicLinkIsFollowedToItsTarget) {
 }
 
 TEST_F(Files, TheTargetKeepsItsModeAndItsHardLinks) {
+  // 0640: neither what a temporary file is created with (0600) nor what the umask gives a new file.
   const std::string path = Path("private.bin");
   Put(path, "old");
-  ::chmod(path.c_str(), 0600);
+  ::chmod(path.c_str(), 0640);
+  struct stat before {};
+  ASSERT_EQ(::stat(path.c_str(), &before), 0);
   WriteWholeFile(path, "new");
   struct stat info {};
   ASSERT_EQ(::stat(path.c_str(), &info), 0);
-  EXPECT_EQ(info.st_mode & 07777, 0600u);
+  EXPECT_EQ(info.st_mode & 07777, 0640u);
+  EXPECT_NE(info.st_ino, before.st_ino) << "a file with one link is replaced, not rewritten";
 
   Put(Path("shared.bin"), "old");
   ASSERT_EQ(::link(Path("shared.bin").c_str(), Path("other-name.bin").c_str()), 0);
@@ -106,6 +111,21 @@ TEST_F(Files, TheTargetKeepsItsModeAndItsHardLinks) {
   EXPECT_EQ(info.st_nlink, 2u);
   EXPECT_EQ(Names(), (NameList{"other-name.bin", "private.bin", "shared.bin"}));
 }
+
+// A FIFO's reader or writer that a failed assertion left waiting would hang the test instead of failing it:
+// opening the other end (non-blocking) on the way out releases it.
+class FifoRelease {
+ public:
+  FifoRelease(std::string path, int flags) : path_(std::move(path)), flags_(flags) {}
+  ~FifoRelease() {
+    const int fd = ::open(path_.c_str(), flags_ | O_NONBLOCK);
+    if (fd >= 0) ::close(fd);
+  }
+
+ private:
+  std::string path_;
+  int flags_;
+};
 
 TEST_F(Files, ADeviceIsWrittenThroughNotReplaced) {
   // /dev/null behind a link (anyone can make one), and a device node of our own where we may make one.
@@ -124,6 +144,7 @@ TEST_F(Files, AFifoIsWrittenThroughAndOneWithoutAReaderIsAnError) {
   const std::string fifo = Path("fifo");
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   EXPECT_THROW(OutputFile{fifo}, InputError) << "no reader: refused at once instead of waiting";
+  const FifoRelease release(fifo, O_RDWR);  // declared before the reader: it outlives the reader's future
   auto reader = std::async(std::launch::async, [&] {
     std::ifstream in(fifo, std::ios::binary);
     return std::string(std::istreambuf_iterator<char>(in), {});
@@ -229,6 +250,43 @@ TEST_F(Files, OutputsAreCommittedTogetherOrNotAtAll) {
   EXPECT_EQ(Names(), (NameList{"first", "second"}));
 }
 
+// A publish that fails after another output was published puts that one back: here the second output's
+// directory is gone by the time the outputs are committed.
+TEST_F(Files, AFailedPublishPutsTheOutputsAlreadyPublishedBack) {
+  Put(Path("first"), "old first");
+  Put(Path("shared"), "old shared");
+  ASSERT_EQ(::link(Path("shared").c_str(), Path("shared-link").c_str()), 0);
+  fs::create_directory(Path("sub"));
+  {
+    CommandFiles files;
+    files.AddOutput(Path("first")).Write("new first");    // replaced by a swap
+    files.AddOutput(Path("shared")).Write("new shared");  // hard-linked: rewritten in place
+    files.AddOutput(Path("sub/second")).Write("second");
+    fs::remove_all(Path("sub"));
+    EXPECT_THROW(files.Commit(), InputError);
+  }
+  EXPECT_EQ(Get(Path("first")), "old first");
+  EXPECT_EQ(Get(Path("shared")), "old shared");
+  EXPECT_EQ(Get(Path("shared-link")), "old shared");
+  EXPECT_EQ(Names(), (NameList{"first", "shared", "shared-link"})) << "a temporary or undo copy was left";
+}
+
+// Rewriting a hard-linked target in place first copies its old content aside; when even that copy cannot be
+// made (a full disk), the target must be left as it was, not emptied.
+TEST_F(Files, AHardLinkedTargetSurvivesAFailedCopyAside) {
+  const std::string big(8192, 'o');
+  Put(Path("linked"), big);
+  ASSERT_EQ(::link(Path("linked").c_str(), Path("link2").c_str()), 0);
+  {
+    const FileSizeLimit limit(4096);
+    OutputFile out(Path("linked"));
+    out.Write("new");
+    EXPECT_THROW(out.Commit(), InputError);
+  }
+  EXPECT_EQ(Get(Path("linked")), big);
+  EXPECT_EQ(Names(), (NameList{"link2", "linked"}));
+}
+
 TEST_F(Files, AFailedWriteIsReportedAtOnce) {
   const FileSizeLimit limit(1 << 20);
   OutputFile out(Path("big"));
@@ -278,6 +336,7 @@ TEST_F(Files, SignalsRemoveTemporaryFilesAndEndTheProcessConventionally) {
 TEST_F(Files, InputsMustBeRegularFilesAndAreNeverWaitedFor) {
   const std::string fifo = Path("fifo");
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const FifoRelease release(fifo, O_RDWR);
   // Opening a FIFO for reading blocks until a writer comes: run it where a hang shows as a failure.
   auto opened = std::async(std::launch::async, [&] {
     try {
