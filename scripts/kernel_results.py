@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
 """Writes the measured figures of the CUDA progression where they are read, from one run's CSVs.
 
-    python3 scripts/kernel_results.py [kernels/results/<run>]
+    python3 scripts/kernel_results.py [docs/results/<run>]
 
 Reads every CSV of the run (`flashviz bench` and scripts/peers.py rows, the same columns) plus its info.txt and
-commands.txt, and rewrites, between their BEGIN/END MEASURED markers:
-  - the header of each variant's file kernels/cuda/<id>.cu (its time, TFLOP/s and speedups),
-  - the progression section of kernels/README.md (one row per variant, runtime against N, PyTorch's backends).
-Nothing is typed by hand: rerun after a new device run. The variants' names and ideas come from
+commands.txt (docs/results/README.md indexes the runs), and rewrites, between its BEGIN/END MEASURED markers, the
+progression section of kernels/README.md (one row per variant, runtime against N, PyTorch's backends). The
+kernels' own files explain the kernels and hold no measurements. Nothing is typed by hand: rerun after a new
+device run. The variants' names and ideas come from
 kernels/cuda/registry_rows.inc.
 """
 import csv
@@ -64,67 +64,6 @@ def fmt_ms(ms):
 def speedup(a, b):
     return f"{b / a:.2f}×" if b / a < 100 else f"{b / a:.0f}×"
 
-
-def header_block(kernel, table, date, gpu, run_rel):
-    lines = [f"{gpu}, {date} ({run_rel}, `scripts/cuda_device_run.sh measure`); non-causal,",
-             "B·H = min(1024, 2³²/N²) with H = 16, median of 20 CUDA-event-timed runs, L2 flushed before each:"]
-    def row(dtype, d, n):
-        return table.get((kernel, dtype, d, n, False))
-    if kernel in PROGRESSION[:5]:
-        previous = PROGRESSION[PROGRESSION.index(kernel) - 1] if kernel != "naive" else None
-        lines.append("fp32, d = 64:")
-        for n in (1024, 2048, 4096, 16384):
-            here = row("fp32", 64, n)
-            if not here:
-                continue
-            parts = [f"  N = {n:5d}: {fmt_ms(here[0])} ms, {here[1]:.1f} TFLOP/s"]
-            if previous and table.get((previous, "fp32", 64, n, False)):
-                parts.append(f"{speedup(here[0], table[(previous, 'fp32', 64, n, False)][0])} {previous}")
-            if kernel != "naive" and table.get(("naive", "fp32", 64, n, False)):
-                parts.append(f"{speedup(here[0], table[('naive', 'fp32', 64, n, False)][0])} naive")
-            if kernel == "flash2_warp" and table.get(("torch_math", "fp32", 64, n, False)):
-                parts.append(f"{speedup(here[0], table[('torch_math', 'fp32', 64, n, False)][0])} PyTorch MATH fp32")
-            lines.append(", ".join(parts))
-        if kernel == "flash2_warp":
-            lines.append("fp32, d = 128:")
-            for n in (1024, 4096, 16384):
-                here = row("fp32", 128, n)
-                if here:
-                    peer = table.get(("torch_math", "fp32", 128, n, False))
-                    lines.append(f"  N = {n:5d}: {fmt_ms(here[0])} ms, {here[1]:.1f} TFLOP/s"
-                                 + (f", {speedup(here[0], peer[0])} PyTorch MATH fp32" if peer else ""))
-        if kernel == "naive":
-            lines.append("  (N ≥ 4096 not run: one call takes over a second there)")
-    elif kernel == "flash2_wmma":
-        for d in (64, 128):
-            lines.append(f"fp16, d = {d}:")
-            for n in (1024, 2048, 4096, 16384):
-                here = row("fp16", d, n)
-                if not here:
-                    continue
-                parts = [f"  N = {n:5d}: {fmt_ms(here[0])} ms, {here[1]:.1f} TFLOP/s"]
-                warp = table.get(("flash2_warp", "fp32", d, n, False))
-                if warp:
-                    parts.append(f"{speedup(here[0], warp[0])} flash2_warp (fp32)")
-                eff = table.get(("torch_efficient", "fp16", d, n, False))
-                if eff:
-                    parts.append(f"{speedup(here[0], eff[0])} PyTorch EFFICIENT fp16")
-                lines.append(", ".join(parts))
-        for d in (64, 128):
-            here = row("bf16", d, 4096)
-            if here:
-                lines.append(f"bf16, d = {d}, N = 4096: {fmt_ms(here[0])} ms, {here[1]:.1f} TFLOP/s")
-    elif kernel == "math":
-        for dtype, d in (("fp32", 64), ("fp32", 128), ("fp16", 64), ("fp16", 128)):
-            here = [(n, row(dtype, d, n)) for n in (1024, 4096, 16384) if row(dtype, d, n)]
-            if not here:
-                continue
-            lines.append(f"{dtype}, d = {d}:")
-            for n, v in here:
-                peer = table.get(("torch_math", dtype, d, n, False))
-                lines.append(f"  N = {n:5d}: {fmt_ms(v[0])} ms, {v[1]:.1f} TFLOP/s"
-                             + (f", {speedup(v[0], peer[0])} PyTorch MATH {dtype}" if peer else ""))
-    return lines
 
 
 def rewrite_between(path, begin, end, new_lines, comment):
@@ -225,22 +164,17 @@ def readme_block(table, registry, date, gpu, driver, run_rel, commands):
 
 
 def main():
-    runs = sorted(glob.glob(os.path.join(ROOT, "kernels/results/*-h200")))
+    runs = sorted(glob.glob(os.path.join(ROOT, "docs/results/*-h200")))
     run = os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 else runs[-1]
     run_rel = os.path.relpath(run, ROOT)
     table = load(run)
     date, gpu, driver = info(run)
     registry = registry_fields()
     commands = open(os.path.join(run, "commands.txt"), encoding="utf-8").read()
-    for kernel in PROGRESSION:
-        path = os.path.join(ROOT, "kernels/cuda", kernel + ".cu")
-        rewrite_between(path, "// BEGIN MEASURED\n", "// END MEASURED", header_block(kernel, table, date, gpu, run_rel),
-                        "// ")
     readme = os.path.join(ROOT, "kernels/README.md")
     rewrite_between(readme, "<!-- BEGIN MEASURED: scripts/kernel_results.py -->\n", "<!-- END MEASURED -->",
                     [""] + readme_block(table, registry, date, gpu, driver, run_rel, commands) + [""], "")
-    print(f"kernel_results: {len(table)} measured points from {run_rel} written into {len(PROGRESSION)} kernel files "
-          "and kernels/README.md")
+    print(f"kernel_results: {len(table)} measured points from {run_rel} written into kernels/README.md")
 
 
 if __name__ == "__main__":

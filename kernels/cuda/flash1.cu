@@ -10,16 +10,7 @@
 // Mirrors: FlashAttention (Dao et al., 2022), Algorithm 1, and the course assignment (CS542200 HW4: the same loop
 // order and tile sizes from M); both in docs/sources.md.
 //
-// Measured (scripts/kernel_results.py rewrites this block from kernels/results/*.csv; do not edit by hand):
-// BEGIN MEASURED
-// NVIDIA H200, 2026-11-21 (kernels/results/2026-11-21-h200, `scripts/cuda_device_run.sh measure`); non-causal,
-// B·H = min(1024, 2³²/N²) with H = 16, median of 20 CUDA-event-timed runs, L2 flushed before each:
-// fp32, d = 64:
-//   N =  1024: 20.66 ms, 13.3 TFLOP/s, 1.33× tiled, 16.06× naive
-//   N =  2048: 81.19 ms, 13.5 TFLOP/s, 1.30× tiled, 16.17× naive
-//   N =  4096: 81.7 ms, 13.5 TFLOP/s, 1.30× tiled
-//   N = 16384: 86.32 ms, 12.7 TFLOP/s, 1.30× tiled
-// END MEASURED
+// Measured: kernels/README.md's progression table, from the CSVs of docs/results/ (its index says which run).
 #include <cmath>
 
 #include "kernels/cuda/device_common.cuh"

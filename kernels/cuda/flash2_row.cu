@@ -8,16 +8,7 @@
 // Mirrors: FlashAttention-2 (Dao, 2023), Algorithm 1 (Q outer loop, rescaling deferred to the end); the Vortex
 // report's SIMT mapping (the Vortex report: a thread per row of the Q tile, its statistics in registers).
 //
-// Measured (scripts/kernel_results.py rewrites this block from kernels/results/*.csv; do not edit by hand):
-// BEGIN MEASURED
-// NVIDIA H200, 2026-11-21 (kernels/results/2026-11-21-h200, `scripts/cuda_device_run.sh measure`); non-causal,
-// B·H = min(1024, 2³²/N²) with H = 16, median of 20 CUDA-event-timed runs, L2 flushed before each:
-// fp32, d = 64:
-//   N =  1024: 10.79 ms, 25.5 TFLOP/s, 1.92× flash1, 30.75× naive
-//   N =  2048: 43.73 ms, 25.1 TFLOP/s, 1.86× flash1, 30.03× naive
-//   N =  4096: 41.75 ms, 26.3 TFLOP/s, 1.96× flash1
-//   N = 16384: 44.35 ms, 24.8 TFLOP/s, 1.95× flash1
-// END MEASURED
+// Measured: kernels/README.md's progression table, from the CSVs of docs/results/ (its index says which run).
 #include <cmath>
 
 #include "kernels/cuda/device_common.cuh"

@@ -17,20 +17,7 @@
 // trees) and the naive FlashAttention V1 notes (__shfl reductions over a row), both in docs/sources.md; the
 // register blocking of SIMT GEMM micro-kernels (CUTLASS, llm.c).
 //
-// Measured (scripts/kernel_results.py rewrites this block from kernels/results/*.csv; do not edit by hand):
-// BEGIN MEASURED
-// NVIDIA H200, 2026-11-21 (kernels/results/2026-11-21-h200, `scripts/cuda_device_run.sh measure`); non-causal,
-// B·H = min(1024, 2³²/N²) with H = 16, median of 20 CUDA-event-timed runs, L2 flushed before each:
-// fp32, d = 64:
-//   N =  1024: 7.553 ms, 36.4 TFLOP/s, 1.43× flash2_row, 43.92× naive, 1.95× PyTorch MATH fp32
-//   N =  2048: 29.77 ms, 36.9 TFLOP/s, 1.47× flash2_row, 44.11× naive, 1.90× PyTorch MATH fp32
-//   N =  4096: 29.96 ms, 36.7 TFLOP/s, 1.39× flash2_row, 2.02× PyTorch MATH fp32
-//   N = 16384: 30.61 ms, 35.9 TFLOP/s, 1.45× flash2_row, 1.89× PyTorch MATH fp32
-// fp32, d = 128:
-//   N =  1024: 16.47 ms, 33.4 TFLOP/s, 1.20× PyTorch MATH fp32
-//   N =  4096: 65.26 ms, 33.7 TFLOP/s, 1.22× PyTorch MATH fp32
-//   N = 16384: 66.73 ms, 33.0 TFLOP/s, 1.16× PyTorch MATH fp32
-// END MEASURED
+// Measured: kernels/README.md's progression table, from the CSVs of docs/results/ (its index says which run).
 #include <cmath>
 
 #include "kernels/cuda/device_common.cuh"

@@ -16,23 +16,7 @@
 // Mirrors: NVIDIA's counterpart of the Vortex TCU (the Vortex report: an 8×8 tensor unit fed from the register file);
 // the CUDA C++ Programming Guide, "Warp Matrix Functions".
 //
-// Measured (scripts/kernel_results.py rewrites this block from kernels/results/*.csv; do not edit by hand):
-// BEGIN MEASURED
-// NVIDIA H200, 2026-11-21 (kernels/results/2026-11-21-h200, `scripts/cuda_device_run.sh measure`); non-causal,
-// B·H = min(1024, 2³²/N²) with H = 16, median of 20 CUDA-event-timed runs, L2 flushed before each:
-// fp16, d = 64:
-//   N =  1024: 1.811 ms, 151.8 TFLOP/s, 4.17× flash2_warp (fp32), 1.16× PyTorch EFFICIENT fp16
-//   N =  2048: 6.892 ms, 159.5 TFLOP/s, 4.32× flash2_warp (fp32), 1.19× PyTorch EFFICIENT fp16
-//   N =  4096: 6.826 ms, 161.1 TFLOP/s, 4.39× flash2_warp (fp32), 1.20× PyTorch EFFICIENT fp16
-//   N = 16384: 6.882 ms, 159.8 TFLOP/s, 4.45× flash2_warp (fp32), 1.22× PyTorch EFFICIENT fp16
-// fp16, d = 128:
-//   N =  1024: 2.921 ms, 188.2 TFLOP/s, 5.64× flash2_warp (fp32), 1.16× PyTorch EFFICIENT fp16
-//   N =  2048: 11.34 ms, 194.0 TFLOP/s, 1.10× PyTorch EFFICIENT fp16
-//   N =  4096: 11.15 ms, 197.1 TFLOP/s, 5.85× flash2_warp (fp32), 1.11× PyTorch EFFICIENT fp16
-//   N = 16384: 11.34 ms, 194.0 TFLOP/s, 5.89× flash2_warp (fp32), 1.12× PyTorch EFFICIENT fp16
-// bf16, d = 64, N = 4096: 9.08 ms, 121.1 TFLOP/s
-// bf16, d = 128, N = 4096: 17.26 ms, 127.4 TFLOP/s
-// END MEASURED
+// Measured: kernels/README.md's progression table, from the CSVs of docs/results/ (its index says which run).
 #include <mma.h>
 
 #include <cmath>

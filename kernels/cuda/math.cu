@@ -7,27 +7,7 @@
 // speed; the B·H·N² elements of S and P still cross HBM four times.
 // Mirrors: torch.nn.functional.scaled_dot_product_attention with the MATH backend (docs/peers.md's MATH column).
 //
-// Measured (scripts/kernel_results.py rewrites this block from kernels/results/*.csv; do not edit by hand):
-// BEGIN MEASURED
-// NVIDIA H200, 2026-11-21 (kernels/results/2026-11-21-h200, `scripts/cuda_device_run.sh measure`); non-causal,
-// B·H = min(1024, 2³²/N²) with H = 16, median of 20 CUDA-event-timed runs, L2 flushed before each:
-// fp32, d = 64:
-//   N =  1024: 12.82 ms, 21.4 TFLOP/s, 1.15× PyTorch MATH fp32
-//   N =  4096: 38.6 ms, 28.5 TFLOP/s, 1.57× PyTorch MATH fp32
-//   N = 16384: 39.26 ms, 28.0 TFLOP/s, 1.47× PyTorch MATH fp32
-// fp32, d = 128:
-//   N =  1024: 17.64 ms, 31.2 TFLOP/s, 1.12× PyTorch MATH fp32
-//   N =  4096: 57.71 ms, 38.1 TFLOP/s, 1.38× PyTorch MATH fp32
-//   N = 16384: 58.76 ms, 37.4 TFLOP/s, 1.32× PyTorch MATH fp32
-// fp16, d = 64:
-//   N =  1024: 7.02 ms, 39.2 TFLOP/s, 2.39× PyTorch MATH fp16
-//   N =  4096: 15.44 ms, 71.2 TFLOP/s, 4.34× PyTorch MATH fp16
-//   N = 16384: 13.15 ms, 83.6 TFLOP/s, 4.85× PyTorch MATH fp16
-// fp16, d = 128:
-//   N =  1024: 7.15 ms, 76.9 TFLOP/s, 3.15× PyTorch MATH fp16
-//   N =  4096: 15.8 ms, 139.2 TFLOP/s, 5.50× PyTorch MATH fp16
-//   N = 16384: 13.71 ms, 160.4 TFLOP/s, 6.09× PyTorch MATH fp16
-// END MEASURED
+// Measured: kernels/README.md's progression table, from the CSVs of docs/results/ (its index says which run).
 #include <cublas_v2.h>
 
 #include <cmath>

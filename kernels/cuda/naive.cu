@@ -6,15 +6,7 @@
 // Mirrors: the Vortex report's standard-attention baseline and FlashAttention-Kernels' first kernel
 // (naive_attention: "materializes the full N×N score matrix in HBM").
 //
-// Measured (scripts/kernel_results.py rewrites this block from kernels/results/*.csv; do not edit by hand):
-// BEGIN MEASURED
-// NVIDIA H200, 2026-11-21 (kernels/results/2026-11-21-h200, `scripts/cuda_device_run.sh measure`); non-causal,
-// B·H = min(1024, 2³²/N²) with H = 16, median of 20 CUDA-event-timed runs, L2 flushed before each:
-// fp32, d = 64:
-//   N =  1024: 331.7 ms, 0.8 TFLOP/s
-//   N =  2048: 1313 ms, 0.8 TFLOP/s
-//   (N ≥ 4096 not run: one call takes over a second there)
-// END MEASURED
+// Measured: kernels/README.md's progression table, from the CSVs of docs/results/ (its index says which run).
 #include <cmath>
 
 #include "kernels/cuda/device_common.cuh"

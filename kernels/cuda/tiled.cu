@@ -8,16 +8,7 @@
 // Mirrors: FlashAttention-Kernels' tiled kernels (tiled_attention, tiled_attention_2: "stages Q/K/V tiles through
 // shared memory").
 //
-// Measured (scripts/kernel_results.py rewrites this block from kernels/results/*.csv; do not edit by hand):
-// BEGIN MEASURED
-// NVIDIA H200, 2026-11-21 (kernels/results/2026-11-21-h200, `scripts/cuda_device_run.sh measure`); non-causal,
-// B·H = min(1024, 2³²/N²) with H = 16, median of 20 CUDA-event-timed runs, L2 flushed before each:
-// fp32, d = 64:
-//   N =  1024: 27.5 ms, 10.0 TFLOP/s, 12.06× naive, 12.06× naive
-//   N =  2048: 105.9 ms, 10.4 TFLOP/s, 12.40× naive, 12.40× naive
-//   N =  4096: 105.9 ms, 10.4 TFLOP/s
-//   N = 16384: 112.4 ms, 9.8 TFLOP/s
-// END MEASURED
+// Measured: kernels/README.md's progression table, from the CSVs of docs/results/ (its index says which run).
 #include <cmath>
 
 #include "kernels/cuda/device_common.cuh"

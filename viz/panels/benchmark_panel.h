@@ -22,8 +22,8 @@ struct BenchmarkPanelState {
   int repeats = 20;
   bool y_tflops = false;          // plot TFLOP/s instead of ms
   bool show_peers = true;
-  std::string peers_path = "kernels/results/2026-11-21-h200/peers.csv";  // PyTorch's backends (scripts/peers.py)
-  std::string results_path = "kernels/results/2026-11-21-h200/fp32_d64.csv";  // measurements to plot without a GPU
+  std::string peers_path = "docs/results/2026-11-21-h200/peers.csv";  // PyTorch's backends (scripts/peers.py)
+  std::string results_path = "docs/results/2026-11-21-h200/fp32_d64.csv";  // measurements to plot without a GPU
   std::string export_csv_path = "flashviz-bench.csv";
   std::string export_png_path = "flashviz-bench.png";
   std::string message;            // the last load/export result, one line
