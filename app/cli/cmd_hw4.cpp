@@ -305,8 +305,8 @@ void AddHw4Command(CLI::App& app, CommandList& commands) {
                   "the CUDA kernel: auto (chosen by measurement for d), tf32x3, fp32-simt or fp32-general");
   cmd->add_option("--threads", options->threads, "CPU threads (default: all)");
   cmd->add_flag("--verbose", options->verbose,
-                "print the time split and the throughput (progress on stderr: one line rewritten on a "
-                "terminal, one line per tenth of the work elsewhere)");
+                "print the time split and the throughput (progress on stderr, with the time left: one line "
+                "rewritten on a terminal; elsewhere one per tenth of the work, and at least one every 30 s)");
   commands.push_back({cmd, [options] { return RunHw4(*options); }});
 }
 

@@ -35,13 +35,14 @@ void ProgressLine::Report(std::int64_t done) {
   const int tenth = static_cast<int>(fraction * 10);
   if (terminal_) {
     if (printed_ && now - last_print_ < std::chrono::milliseconds(200) && done < total_) return;
-  } else if (printed_ && tenth <= last_tenth_ && done < total_) {
-    return;
+  } else if (printed_ && tenth <= last_tenth_ && now - last_print_ < std::chrono::seconds(30) && done < total_) {
+    return;  // a log gets a line per tenth of the work, and one at least every 30 s for very long work
   }
-  std::string line = Sprintf("%s: %3.0f%%", what_.c_str(), 100.0 * fraction);
+  std::string line = fraction < 0.01 && done < total_ ? Sprintf("%s: %.2f%%", what_.c_str(), 100.0 * fraction)
+                                                       : Sprintf("%s: %3.0f%%", what_.c_str(), 100.0 * fraction);
   if (!unit_.empty())
     line += Sprintf(" (%lld of %lld %s)", static_cast<long long>(done), static_cast<long long>(total_), unit_.c_str());
-  if (fraction > 0.001 && done < total_) line += ", about " + HumanDuration(elapsed / fraction - elapsed) + " left";
+  if (done > 0 && done < total_) line += ", about " + HumanDuration(elapsed / fraction - elapsed) + " left";
   if (terminal_) std::fprintf(stderr, "\r%s\033[K", line.c_str());
   else std::fprintf(stderr, "%s\n", line.c_str());
   std::fflush(stderr);

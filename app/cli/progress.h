@@ -1,5 +1,6 @@
-// Progress of long command-line work on stderr: on a terminal one line rewritten in place, elsewhere (a log, a
-// pipe) one line per tenth of the work; nothing at all for work that ends within a second.
+// Progress of long command-line work on stderr, with the time left: on a terminal one line rewritten in place,
+// elsewhere (a log, a pipe) one line per tenth of the work and at least one every 30 s; nothing at all for work
+// that ends within a second.
 #pragma once
 
 #include <chrono>

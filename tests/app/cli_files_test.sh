@@ -55,14 +55,19 @@ echo old > shared.bin; ln shared.bin shared-link.bin
 "$flashviz" hw4 good.bin shared.bin --backend cpu 2> /dev/null
 [ "$(stat -c %h shared.bin)" = 2 ] && [ "$(stat -c %s shared-link.bin)" -eq 4096 ] && ok "the target keeps its hard link" \
   || fail "hard link lost"
-"$flashviz" hw4 good.bin /dev/stdout --backend cpu 2> /dev/null | cat > piped.bin
-[ "$(stat -c %s piped.bin)" -eq 4096 ] && ok "/dev/stdout into a pipe is written through" \
-  || fail "/dev/stdout into a pipe: $(stat -c %s piped.bin) bytes"
+# Standard output through links of our own to where /dev/stdout and /dev/fd/1 lead: the same path through the
+# output module, but a regression that replaces the link replaces ours, never the system's /dev/stdout (run as
+# root, a version without the fix did exactly that to the machine's /dev/stdout).
+ln -s /proc/self/fd/1 stdout-link
+ln -s /proc/self/fd/1 fd1-link
+"$flashviz" hw4 good.bin stdout-link --backend cpu 2> /dev/null | cat > piped.bin
+[ "$(stat -c %s piped.bin)" -eq 4096 ] && [ -L stdout-link ] && ok "standard output into a pipe is written through" \
+  || fail "standard output into a pipe: $(stat -c %s piped.bin) bytes"
 echo "kept" > appended.bin
-"$flashviz" hw4 good.bin /dev/fd/1 --backend cpu >> appended.bin 2> /dev/null
+"$flashviz" hw4 good.bin fd1-link --backend cpu >> appended.bin 2> /dev/null
 [ "$(stat -c %s appended.bin)" -eq 4101 ] && [ "$(head -c 4 appended.bin)" = kept ] \
-  && ok "/dev/fd/1 appended to by the shell's >> is appended to" || fail "/dev/fd/1: $(stat -c %s appended.bin) bytes"
-rm -f piped.bin appended.bin target.bin private.bin shared.bin shared-link.bin null-link link.bin devnull
+  && ok "standard output opened by the shell's >> is appended to" || fail "fd 1 with >>: $(stat -c %s appended.bin) bytes"
+rm -f piped.bin appended.bin stdout-link fd1-link target.bin private.bin shared.bin shared-link.bin null-link link.bin devnull
 
 # 2. Aliased paths lose data.
 cp good.bin x

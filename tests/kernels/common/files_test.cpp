@@ -206,11 +206,15 @@ TEST_F(Files, TwoOutputsThatAreOneFileAreRefused) {
     EXPECT_THROW(files.AddOutput(Path("./s")), InputError) << "one new file, spelled two ways";
   }
   EXPECT_EQ(Names(), NameList{});
-  // Two outputs to /dev/null discard twice: nothing is lost, so that stays allowed.
+  // Two outputs to /dev/null discard twice: nothing is lost, so that stays allowed. (Through links of our own:
+  // a regression that replaced its output would replace a link here, not the system's /dev/null.)
+  fs::create_symlink("/dev/null", Path("null-a"));
+  fs::create_symlink("/dev/null", Path("null-b"));
   CommandFiles files;
-  files.AddOutput("/dev/null").Write("a");
-  files.AddOutput("/dev/null").Write("b");
+  files.AddOutput(Path("null-a")).Write("a");
+  files.AddOutput(Path("null-b")).Write("b");
   files.Commit();
+  EXPECT_TRUE(fs::is_symlink(Path("null-a")) && fs::is_symlink(Path("null-b")));
 }
 
 // RLIMIT_FSIZE makes writes past a size fail (EFBIG) as a full disk would, for this process only.
