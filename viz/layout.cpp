@@ -73,22 +73,22 @@ void DrawMenuBar(UiState& ui, MenuRequests& requests) {
       if (ImGui::IsItemHovered()) MathTooltip(panel.summary);
     }
     ImGui::Separator();
-    if (ImGui::MenuItem("Dark theme", nullptr, ui.theme == Theme::kDark)) {
-      ui.theme = Theme::kDark;
+    if (ImGui::MenuItem("Dark theme", nullptr, ui.appearance.theme == Theme::kDark)) {
+      ui.appearance.theme = Theme::kDark;
       ui.requests.Push(UiRequest::kRebuildStyle);
     }
-    if (ImGui::MenuItem("Light theme", nullptr, ui.theme == Theme::kLight)) {
-      ui.theme = Theme::kLight;
+    if (ImGui::MenuItem("Light theme", nullptr, ui.appearance.theme == Theme::kLight)) {
+      ui.appearance.theme = Theme::kLight;
       ui.requests.Push(UiRequest::kRebuildStyle);
     }
-    if (ImGui::MenuItem("Large font (projector)", "Ctrl+L", ui.large_font)) {
-      ui.large_font = !ui.large_font;
+    if (ImGui::MenuItem("Large font (projector)", "Ctrl+L", ui.appearance.large_font)) {
+      ui.appearance.large_font = !ui.appearance.large_font;
       ui.requests.Push(UiRequest::kRebuildStyle);
     }
-    float scale = ui.ui_scale;
+    float scale = ui.appearance.ui_scale;
     ImGui::SetNextItemWidth(160);
     if (ImGui::SliderFloat("UI scale", &scale, 0.75f, 2.5f, "%.2f×")) {
-      ui.ui_scale = scale;
+      ui.appearance.ui_scale = scale;
     }
     if (ImGui::IsItemDeactivatedAfterEdit()) ui.requests.Push(UiRequest::kRebuildStyle);
     ImGui::EndMenu();
@@ -272,7 +272,7 @@ void DrawUi(const Model& model, UiState& ui) {
   const float bottom_h =
       ImGui::GetFrameHeight() * 1.3f + 2 * large_line + style.ItemSpacing.y * 2 + style.WindowPadding.y * 2 + 4;
   // Columns widen with the text: the UI scale and the large-font mode (1.4× text) both count.
-  const float layout_scale = ui.ui_scale * (ui.large_font ? 1.3f : 1.0f);
+  const float layout_scale = ui.appearance.ui_scale * (ui.appearance.large_font ? 1.3f : 1.0f);
   const UiLayout L = ComputeUiLayout(ImGui::GetIO().DisplaySize, menu_h, bottom_h, layout_scale,
                                      AnyOpen(ui, PanelSlot::kSidebar), AnyOpen(ui, PanelSlot::kRight),
                                      AnyOpen(ui, PanelSlot::kBottom));

@@ -90,18 +90,17 @@ class UiRequests {
   std::vector<UiRequest> queue_;
 };
 
-struct UiState {
-  // --- requests to the app, taken between frames -------------------------------------------------------
-  UiRequests requests{UiRequest::kRebuildStyle};  // the first frame builds the fonts and the style
-
-  // --- the problem -------------------------------------------------------------------------------------
-  ProblemForm form;                 // what the parameter panel shows
-  std::string problem_error;        // why the last apply failed, shown in place; empty when it worked
-  int input_file_batches = 0;       // B of that file (0: none or unreadable), for the batch picker
-  std::string input_file_info;      // "4 batches of N = 1024, d = 64", or why it cannot be read
+// The problem panel's feedback on the form (owned by the problem panel and the controller).
+struct FormStatus {
+  std::string problem_error;           // why the last apply failed, shown in place; empty when it worked
+  int input_file_batches = 0;          // B of the form's HW4 file (0: none or unreadable), for the batch picker
+  std::string input_file_info;         // "4 batches of N = 1024, d = 64", or why it cannot be read
   std::string path_edit, path_synced;  // the file field's text, and the form path it was last synced with
+};
 
-  // --- the cursor and playback --------------------------------------------------------------------------
+// Where the user is in the schedule and how playback moves (owned by the controller's keys and playback, the
+// playback and timeline panels, and the views that point at a row).
+struct CursorState {
   std::int64_t step = 0;  // the step asked for; the app moves the model there
   bool playing = false;
   float speed = 4.0f;                     // steps (or tile iterations) per second while playing
@@ -113,25 +112,37 @@ struct UiState {
   // What the mouse pointed at in the last frame (global row and key column, −1: none): other views
   // highlight the same row and column.
   int hover_row = -1, hover_col = -1;
+};
 
-  // --- panels -------------------------------------------------------------------------------------------
+// How everything is drawn (owned by the View menu and the keys; a change asks for UiRequest::kRebuildStyle).
+struct Appearance {
+  Theme theme = Theme::kDark;
+  float ui_scale = 1.0f;
+  bool large_font = false;  // projector mode: 1.4× text
+};
+
+struct UiState {
+  // Requests to the app, taken between frames.
+  UiRequests requests{UiRequest::kRebuildStyle};  // the first frame builds the fonts and the style
+
+  ProblemForm form;        // the problem as the problem panel shows it (applied on UiRequest::kApplyForm)
+  FormStatus form_status;  // what applying and inspecting the form said
+  CursorState cursor;
+  Appearance appearance;
+
+  // --- panels (the panel table's rows) --------------------------------------------------------------------
   std::map<std::string, bool, std::less<>> panel_open;  // by panel id; absent: the panel's default
   std::string active_tab = "step";                      // the centre tab on screen
-  std::string focus_tab;                                // request: select this tab on the next frame
+  std::string focus_tab;                                // select this tab on the next frame
   bool show_shortcuts = false;                          // the keyboard shortcut window
   // Each panel's own state, under its id in the panel table (viz/panels/panel_table.h), created on first use
   // and copied with the rest of the state; the panel's header names its type and gives the accessor
   // (VortexState, BenchmarkState, LiveGpuState), built on PanelState below.
   std::map<std::string, std::any, std::less<>> panel_state;
 
-  // --- appearance ---------------------------------------------------------------------------------------
-  Theme theme = Theme::kDark;
-  float ui_scale = 1.0f;
-  bool large_font = false;  // projector mode: 1.4× text
-
-  // --- the session and the app --------------------------------------------------------------------------
+  // --- the session and the status line --------------------------------------------------------------------
   std::string session_path = "flashviz-session.json";
-  bool open_save_dialog = false, open_load_dialog = false;          // ask for the path first (Ctrl+S, Ctrl+O)
+  bool open_save_dialog = false, open_load_dialog = false;  // ask for the path first (Ctrl+S, Ctrl+O)
   std::string status;  // one line for the last save/load/apply result
   double status_time = -1.0;
 };

@@ -83,36 +83,36 @@ void HandleKeyboard(const Model& m, UiState& ui) {
     if (pressed(GLFW_KEY_O, false)) ui.open_load_dialog = true;
     if (pressed(GLFW_KEY_Q, false)) ui.requests.Push(UiRequest::kQuit);
     if (pressed(GLFW_KEY_L, false)) {
-      ui.large_font = !ui.large_font;
+      ui.appearance.large_font = !ui.appearance.large_font;
       ui.requests.Push(UiRequest::kRebuildStyle);
     }
     if (pressed(GLFW_KEY_T, false)) {
-      ui.theme = ui.theme == Theme::kDark ? Theme::kLight : Theme::kDark;
+      ui.appearance.theme = ui.appearance.theme == Theme::kDark ? Theme::kLight : Theme::kDark;
       ui.requests.Push(UiRequest::kRebuildStyle);
     }
     if (pressed(GLFW_KEY_EQUAL, false) || pressed(GLFW_KEY_KP_ADD, false)) {
-      ui.ui_scale = std::min(2.5f, ui.ui_scale + 0.25f);
+      ui.appearance.ui_scale = std::min(2.5f, ui.appearance.ui_scale + 0.25f);
       ui.requests.Push(UiRequest::kRebuildStyle);
     }
     if (pressed(GLFW_KEY_MINUS, false) || pressed(GLFW_KEY_KP_SUBTRACT, false)) {
-      ui.ui_scale = std::max(0.75f, ui.ui_scale - 0.25f);
+      ui.appearance.ui_scale = std::max(0.75f, ui.appearance.ui_scale - 0.25f);
       ui.requests.Push(UiRequest::kRebuildStyle);
     }
     return;
   }
   const std::int64_t last = LastStep(m);
   if (pressed(ImGui::GetKeyIndex(ImGuiKey_Space), false)) {
-    ui.playing = !ui.playing;
-    if (ui.playing && ui.step >= last) ui.step = 0;
+    ui.cursor.playing = !ui.cursor.playing;
+    if (ui.cursor.playing && ui.cursor.step >= last) ui.cursor.step = 0;
   }
   if (pressed(ImGui::GetKeyIndex(ImGuiKey_LeftArrow), true))
-    ui.step = io.KeyShift ? m.PreviousTileIterationStep() : std::max<std::int64_t>(0, ui.step - 1);
+    ui.cursor.step = io.KeyShift ? m.PreviousTileIterationStep() : std::max<std::int64_t>(0, ui.cursor.step - 1);
   if (pressed(ImGui::GetKeyIndex(ImGuiKey_RightArrow), true))
-    ui.step = io.KeyShift ? m.NextTileIterationStep() : std::min(last, ui.step + 1);
-  if (pressed(ImGui::GetKeyIndex(ImGuiKey_Home), false)) ui.step = 0;
-  if (pressed(ImGui::GetKeyIndex(ImGuiKey_End), false)) ui.step = last;
-  if (pressed(GLFW_KEY_LEFT_BRACKET, true)) ui.speed = std::max(0.25f, ui.speed / 2);
-  if (pressed(GLFW_KEY_RIGHT_BRACKET, true)) ui.speed = std::min(240.0f, ui.speed * 2);
+    ui.cursor.step = io.KeyShift ? m.NextTileIterationStep() : std::min(last, ui.cursor.step + 1);
+  if (pressed(ImGui::GetKeyIndex(ImGuiKey_Home), false)) ui.cursor.step = 0;
+  if (pressed(ImGui::GetKeyIndex(ImGuiKey_End), false)) ui.cursor.step = last;
+  if (pressed(GLFW_KEY_LEFT_BRACKET, true)) ui.cursor.speed = std::max(0.25f, ui.cursor.speed / 2);
+  if (pressed(GLFW_KEY_RIGHT_BRACKET, true)) ui.cursor.speed = std::min(240.0f, ui.cursor.speed * 2);
   if (pressed(GLFW_KEY_F1, false)) ui.show_shortcuts = !ui.show_shortcuts;
   int tab = 0;
   for (const PanelInfo& p : Panels()) {
@@ -127,20 +127,20 @@ void HandleKeyboard(const Model& m, UiState& ui) {
 // ---------------------------------------------------------------------------------------------------------
 
 void AdvancePlayback(const Model& m, UiState& ui, double dt) {
-  if (!ui.playing || !m.has_problem()) {
-    ui.play_accumulator = 0.0;
+  if (!ui.cursor.playing || !m.has_problem()) {
+    ui.cursor.play_accumulator = 0.0;
     return;
   }
   const std::int64_t last = LastStep(m);
-  if (ui.step >= last) {
-    ui.playing = false;
+  if (ui.cursor.step >= last) {
+    ui.cursor.playing = false;
     return;
   }
-  ui.play_accumulator += std::clamp(dt, 0.0, 0.25) * static_cast<double>(ui.speed);
-  const auto ticks = static_cast<std::int64_t>(std::floor(ui.play_accumulator));
+  ui.cursor.play_accumulator += std::clamp(dt, 0.0, 0.25) * static_cast<double>(ui.cursor.speed);
+  const auto ticks = static_cast<std::int64_t>(std::floor(ui.cursor.play_accumulator));
   if (ticks <= 0) return;
-  ui.play_accumulator -= static_cast<double>(ticks);
-  ui.step = ui.play_unit == StepUnit::kPhase ? std::min(last, ui.step + ticks) : TileIterationsAhead(m, ui.step, ticks);
+  ui.cursor.play_accumulator -= static_cast<double>(ticks);
+  ui.cursor.step = ui.cursor.play_unit == StepUnit::kPhase ? std::min(last, ui.cursor.step + ticks) : TileIterationsAhead(m, ui.cursor.step, ticks);
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -173,32 +173,32 @@ bool ApplyForm(Model& model, UiState& ui) {
     LoadedProblem loaded = LoadProblem(options, true);
     model.SetProblem(loaded.problem, loaded.inputs, ProblemOrigin{f.seed, f.input_path, f.batch});
   } catch (const InputError& e) {
-    ui.problem_error = e.what();
+    ui.form_status.problem_error = e.what();
     return false;
   } catch (const std::bad_alloc&) {
-    ui.problem_error = "out of memory for this problem's inputs";
+    ui.form_status.problem_error = "out of memory for this problem's inputs";
     return false;
   }
-  ui.problem_error.clear();
+  ui.form_status.problem_error.clear();
   ui.form.n = model.problem().n;  // from the file, when there is one
   ui.form.d = model.problem().d;
-  ui.step = 0;
-  ui.playing = false;
-  ui.selected_row = -1;
+  ui.cursor.step = 0;
+  ui.cursor.playing = false;
+  ui.cursor.selected_row = -1;
   return true;
 }
 
 void InspectInputFile(UiState& ui) {
-  ui.input_file_batches = 0;
-  ui.input_file_info.clear();
+  ui.form_status.input_file_batches = 0;
+  ui.form_status.input_file_info.clear();
   if (ui.form.input_path.empty()) return;
   try {
     const Hw4Input header = ReadHw4Header(ui.form.input_path);
-    ui.input_file_batches = header.b;
-    ui.input_file_info =
+    ui.form_status.input_file_batches = header.b;
+    ui.form_status.input_file_info =
         Sprintf("%d batch%s of N = %d, d = %d", header.b, header.b == 1 ? "" : "es", header.n, header.d);
   } catch (const InputError& e) {
-    ui.input_file_info = e.what();
+    ui.form_status.input_file_info = e.what();
   }
 }
 
@@ -210,10 +210,10 @@ void ApplyRequests(Model& model, UiState& ui) {
           const std::int64_t step = LoadSession(ui.session_path, ui);
           InspectInputFile(ui);
           if (ApplyForm(model, ui)) {
-            ui.step = std::clamp<std::int64_t>(step, 0, LastStep(model));
+            ui.cursor.step = std::clamp<std::int64_t>(step, 0, LastStep(model));
             SetStatus(ui, "loaded " + ui.session_path);
           } else {
-            SetStatus(ui, "session loaded, but its problem cannot be run: " + ui.problem_error);
+            SetStatus(ui, "session loaded, but its problem cannot be run: " + ui.form_status.problem_error);
           }
         } catch (const InputError& e) {
           SetStatus(ui, e.what());
@@ -240,8 +240,8 @@ void ApplyRequests(Model& model, UiState& ui) {
     }
   }
   if (model.has_problem()) {
-    ui.step = std::clamp<std::int64_t>(ui.step, 0, LastStep(model));
-    model.SetStep(ui.step);
+    ui.cursor.step = std::clamp<std::int64_t>(ui.cursor.step, 0, LastStep(model));
+    model.SetStep(ui.cursor.step);
   }
 }
 
@@ -254,10 +254,10 @@ void ApplyStyle(UiState& ui, const std::function<void()>& upload_fonts) {
   ImGuiIO& io = ImGui::GetIO();
   io.Fonts->Clear();
   std::string note;
-  LoadFonts(*io.Fonts, FontSizeFor(ui.ui_scale, ui.large_font), &note);
+  LoadFonts(*io.Fonts, FontSizeFor(ui.appearance.ui_scale, ui.appearance.large_font), &note);
   if (!note.empty()) SetStatus(ui, note);
   io.Fonts->Build();
-  ApplyTheme(ui.theme, ui.ui_scale);
+  ApplyTheme(ui.appearance.theme, ui.appearance.ui_scale);
   if (upload_fonts) upload_fonts();
 }
 

@@ -17,14 +17,14 @@ namespace flashviz {
 // (tests) press keys the way the window does.
 void InstallGlfwKeyMap(ImGuiIO& io);
 
-// Loads ui.form into the model (random inputs from the seed, or an HW4 file). False with ui.problem_error set
+// Loads ui.form into the model (random inputs from the seed, or an HW4 file). False with ui.form_status.problem_error set
 // (the model keeps its problem).
 bool ApplyForm(Model& model, UiState& ui);
-// Reads the header of ui.form.input_path into ui.input_file_batches / input_file_info.
+// Reads the header of ui.form.input_path into ui.form_status.input_file_batches / input_file_info.
 void InspectInputFile(UiState& ui);
 void HandleKeyboard(const Model& model, UiState& ui);
 void AdvancePlayback(const Model& model, UiState& ui, double dt);
-// Takes the queued requests in order (sessions, the input file, the form) and moves the model to ui.step.
+// Takes the queued requests in order (sessions, the input file, the form) and moves the model to ui.cursor.step.
 void ApplyRequests(Model& model, UiState& ui);
 // Rebuilds the fonts and the style when UiRequest::kRebuildStyle is queued; call before ImGui::NewFrame. `upload_fonts` gives the
 // renderer the new font atlas.

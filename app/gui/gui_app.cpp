@@ -65,7 +65,7 @@ ProblemForm FormFromOptions(const ProblemOptions& o, const AttentionProblem& res
 }  // namespace
 
 void InitGuiState(const GuiOptions& o, Model& model, UiState& ui) {
-  if (!ParseTheme(o.theme, &ui.theme)) throw UsageError("--theme " + o.theme + ": expected dark or light");
+  if (!ParseTheme(o.theme, &ui.appearance.theme)) throw UsageError("--theme " + o.theme + ": expected dark or light");
   if (o.width < 64 || o.height < 64 || o.width > 16384 || o.height > 16384)
     throw UsageError(Sprintf("--width %d --height %d: each must be between 64 and 16384", o.width, o.height));
   std::int64_t step = 0;
@@ -81,12 +81,12 @@ void InitGuiState(const GuiOptions& o, Model& model, UiState& ui) {
   if (o.ui_scale) {
     if (!(*o.ui_scale >= 0.5f && *o.ui_scale <= 4.0f))
       throw UsageError(Sprintf("--ui-scale %g: expected a factor between 0.5 and 4", static_cast<double>(*o.ui_scale)));
-    ui.ui_scale = *o.ui_scale;
+    ui.appearance.ui_scale = *o.ui_scale;
   }
   InspectInputFile(ui);
   if (!ApplyForm(model, ui)) {
-    if (o.problem_given) throw UsageError(ui.problem_error);  // the options asked for it
-    throw InputError(ui.problem_error);                      // the session did
+    if (o.problem_given) throw UsageError(ui.form_status.problem_error);  // the options asked for it
+    throw InputError(ui.form_status.problem_error);                      // the session did
   }
   if (o.step) {
     if (*o.step < 0 || *o.step >= model.step_count())
@@ -94,8 +94,8 @@ void InitGuiState(const GuiOptions& o, Model& model, UiState& ui) {
                                static_cast<long long>(model.step_count() - 1)));
     step = *o.step;
   }
-  ui.step = std::clamp<std::int64_t>(step, 0, model.step_count() - 1);
-  model.SetStep(ui.step);
+  ui.cursor.step = std::clamp<std::int64_t>(step, 0, model.step_count() - 1);
+  model.SetStep(ui.cursor.step);
   if (!o.panel.empty() && !FocusPanel(ui, o.panel))
     throw UsageError("--panel " + o.panel + ": no such panel (one of " + PanelIdList() + ")");
   ui.requests.Push(UiRequest::kRebuildStyle);
@@ -293,7 +293,7 @@ int RunBenchFrames(const GuiOptions& o) {
       glfwPollEvents();
       glfwGetFramebufferSize(window, &w, &h);
     }
-    ui.step = model.step() + 1 < model.step_count() ? model.step() + 1 : 0;
+    ui.cursor.step = model.step() + 1 < model.step_count() ? model.step() + 1 : 0;
     double frame_ui_ms = 0;
     imgui.Frame(model, ui, dt, w, h, &frame_ui_ms);
     glFinish();  // count the rasterization too (llvmpipe renders lazily)
@@ -376,7 +376,7 @@ InteractiveWindow::InteractiveWindow(const GuiOptions& o) : parts_(std::make_uni
   if (!o.ui_scale) {  // follow the monitor's scale on high-DPI screens unless asked otherwise
     float sx = 1, sy = 1;
     glfwGetWindowContentScale(w, &sx, &sy);
-    if (sx > 1.2f) parts_->ui.ui_scale = std::min(sx, 3.0f);
+    if (sx > 1.2f) parts_->ui.appearance.ui_scale = std::min(sx, 3.0f);
   }
   parts_->imgui = std::make_unique<ImGuiOnGl>(w);
 }
@@ -397,7 +397,7 @@ bool InteractiveWindow::Frame() {
     glfwWaitEventsTimeout(0.25);
     return true;
   }
-  if (p.ui.playing || p.model.busy() || p.imgui->input_pending()) glfwPollEvents();
+  if (p.ui.cursor.playing || p.model.busy() || p.imgui->input_pending()) glfwPollEvents();
   else glfwWaitEventsTimeout(0.1);
   const auto now = std::chrono::steady_clock::now();
   const double dt = std::chrono::duration<double>(now - p.last).count();

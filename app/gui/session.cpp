@@ -125,12 +125,12 @@ std::string SessionToJson(const UiState& ui, std::int64_t step) {
                   {"step", step},
                   {"panels", panels},
                   {"tab", ui.active_tab},
-                  {"selected_row", ui.selected_row},
-                  {"theme", ThemeName(ui.theme)},
-                  {"ui_scale", ui.ui_scale},
-                  {"large_font", ui.large_font},
-                  {"speed", ui.speed},
-                  {"play_unit", ui.play_unit == StepUnit::kPhase ? "phase" : "tile"}};
+                  {"selected_row", ui.cursor.selected_row},
+                  {"theme", ThemeName(ui.appearance.theme)},
+                  {"ui_scale", ui.appearance.ui_scale},
+                  {"large_font", ui.appearance.large_font},
+                  {"speed", ui.cursor.speed},
+                  {"play_unit", ui.cursor.play_unit == StepUnit::kPhase ? "phase" : "tile"}};
   // The panels' own choices: the Vortex machine and view, the live GPU view's kernel and switches.
   const vortex::MachineConfig& machine = VortexState(ui).machine;
   session["vortex"] = {{"cores", machine.cores},
@@ -192,18 +192,18 @@ std::int64_t SessionFromJson(const std::string& text, const std::string& name, U
       }
     }
     next.focus_tab = read.String(s, "tab", next.active_tab);
-    next.selected_row = read.Integer(s, "selected_row", -1, -1, INT32_MAX);
-    if (!ParseTheme(read.String(s, "theme", "dark"), &next.theme))
+    next.cursor.selected_row = read.Integer(s, "selected_row", -1, -1, INT32_MAX);
+    if (!ParseTheme(read.String(s, "theme", "dark"), &next.appearance.theme))
       throw InputError(name + ": \"theme\" must be \"dark\" or \"light\"");
     // View settings out of their range are clamped (the session still opens); problem values are refused.
     constexpr double kAnyFinite = std::numeric_limits<double>::max();
-    next.ui_scale = static_cast<float>(std::clamp(read.Real(s, "ui_scale", 1.0, -kAnyFinite, kAnyFinite), 0.5, 4.0));
-    next.large_font = read.Bool(s, "large_font", false);
-    next.speed = static_cast<float>(std::clamp(read.Real(s, "speed", 4.0, -kAnyFinite, kAnyFinite), 0.25, 240.0));
+    next.appearance.ui_scale = static_cast<float>(std::clamp(read.Real(s, "ui_scale", 1.0, -kAnyFinite, kAnyFinite), 0.5, 4.0));
+    next.appearance.large_font = read.Bool(s, "large_font", false);
+    next.cursor.speed = static_cast<float>(std::clamp(read.Real(s, "speed", 4.0, -kAnyFinite, kAnyFinite), 0.25, 240.0));
     const std::string play_unit = read.String(s, "play_unit", "phase");
     if (play_unit != "phase" && play_unit != "tile")
       throw InputError(name + ": \"play_unit\" must be \"phase\" or \"tile\"");
-    next.play_unit = play_unit == "tile" ? StepUnit::kTileIteration : StepUnit::kPhase;
+    next.cursor.play_unit = play_unit == "tile" ? StepUnit::kTileIteration : StepUnit::kPhase;
     if (s.contains("vortex")) {
       const json& v = read.Object(s, "vortex");
       vortex::MachineConfig& machine = VortexState(next).machine;

@@ -65,13 +65,13 @@ TEST_P(PresetPanels, EveryPresetManyStepsBothThemesBothSizes) {
     testing::HeadlessImGui imgui(screen.size, screen.theme);
     Model model;
     UiState ui;
-    ui.theme = screen.theme;
+    ui.appearance.theme = screen.theme;
     LoadPreset(model, ui, preset);
     for (const char* tab : {"step", "traffic"}) {
       ui.focus_tab = tab;
       for (std::int64_t step : StepsToVisit(model, big ? 4 : 40)) {
         model.SetStep(step);
-        ui.step = step;
+        ui.cursor.step = step;
         FrameReport r;
         for (int frame = 0; frame < 2; ++frame) Frame(model, ui, &r);
         ASSERT_GT(ImGui::GetDrawData()->TotalVtxCount, 0);
@@ -105,7 +105,7 @@ TEST_P(PresetPanels, TheCursorIsDrawnWhereTheReportSays) {
   std::int64_t step = 0;
   while (model.stepper().Info(step).phase != Phase::kScores) ++step;
   model.SetStep(step);
-  ui.step = step;
+  ui.cursor.step = step;
   FrameReport report;
   for (int frame = 0; frame < 3; ++frame) Frame(model, ui, &report);
   ASSERT_TRUE(report.s_tile_visible);
@@ -155,7 +155,7 @@ TEST(Layout, TheStepViewFitsWithoutScrollingAt1920x1080) {
     UiState ui;
     LoadPreset(model, ui, preset);
     model.SetStep(model.step_count() / 2);
-    ui.step = model.step();
+    ui.cursor.step = model.step();
     for (int frame = 0; frame < 3; ++frame) Frame(model, ui);
     for (ImGuiWindow* window : ImGui::GetCurrentContext()->Windows) {
       if (!window->Active || window->Hidden) continue;

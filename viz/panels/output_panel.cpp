@@ -26,7 +26,7 @@ void DrawOutputPanel(const Model& model, UiState& ui) {
   }
   const Reference* ref = model.reference();
   // The row: the selected one when it is in this tile, else the tile's first.
-  int r = ui.selected_row - s.row_begin;
+  int r = ui.cursor.selected_row - s.row_begin;
   if (r < 0 || r >= s.rows) r = 0;
   const bool normalized = p.order == LoopOrder::kKvOuter || s.info.phase == Phase::kFinalize ||
                           s.info.phase == Phase::kWriteBack;
@@ -41,8 +41,8 @@ void DrawOutputPanel(const Model& model, UiState& ui) {
   MathText("row");
   ImGui::SameLine();
   int row = s.row_begin + r;
-  ImGui::SetNextItemWidth(std::min(160.0f * ui.ui_scale, ImGui::GetContentRegionAvail().x * 0.45f));
-  if (ImGui::SliderInt("##row", &row, s.row_begin, s.row_begin + s.rows - 1)) ui.selected_row = row;
+  ImGui::SetNextItemWidth(std::min(160.0f * ui.appearance.ui_scale, ImGui::GetContentRegionAvail().x * 0.45f));
+  if (ImGui::SliderInt("##row", &row, s.row_begin, s.row_begin + s.rows - 1)) ui.cursor.selected_row = row;
   MathTooltip("The query row shown (click a row in Q, O or the m_i bars to pick it)");
   ImGui::SameLine();
   MathTextF("(row %d of Q tile i = %d)", r, s.info.i);

@@ -4,7 +4,7 @@
 // To add a panel (as the benchmark, the Vortex view and the live GPU view were added):
 //   1. write viz/panels/xxx_panel.cpp with `void DrawXxxPanel(const Model& model, UiState& ui)`; it draws into
 //      the current ImGui window (the layout opened it: a tab, a column or the sidebar) and reads the model only;
-//      it asks for changes through UiState (ui.step, ui.form + ui.requests.Push(UiRequest::kApplyForm), ...).
+//      it asks for changes through UiState (ui.cursor.step, ui.form + ui.requests.Push(UiRequest::kApplyForm), ...).
 //      State of its own that must survive a frame or go into sessions: a struct in its header, kept under the
 //      panel's id in UiState::panel_state, with an accessor beside it (see VortexState in vortex_panel.h).
 //   2. declare it in viz/panels/panels.h and add one row to kPanels below the others:

@@ -25,31 +25,31 @@ void DrawPlaybackPanel(const Model& model, UiState& ui) {
   const float avail = ImGui::GetContentRegionAvail().x;
   const float w = std::floor((avail - 6 * style.ItemSpacing.x) / 7);
 
-  if (IconButton("|\u25c0##first", "First step (Home)", w)) ui.step = 0;
+  if (IconButton("|\u25c0##first", "First step (Home)", w)) ui.cursor.step = 0;
   ImGui::SameLine();
   if (IconButton("\u25c0\u25c0##tile-back", "Back one tile iteration (Shift+←)", w))
-    ui.step = model.PreviousTileIterationStep();
+    ui.cursor.step = model.PreviousTileIterationStep();
   ImGui::SameLine();
-  if (IconButton("\u25c0##back", "Back one phase (←)", w)) ui.step = std::max<std::int64_t>(0, model.step() - 1);
+  if (IconButton("\u25c0##back", "Back one phase (←)", w)) ui.cursor.step = std::max<std::int64_t>(0, model.step() - 1);
   ImGui::SameLine();
-  if (IconButton(ui.playing ? "||##play" : "\u25b6##play", ui.playing ? "Pause (Space)" : "Play (Space)", w)) {
-    ui.playing = !ui.playing;
-    if (ui.playing && model.step() == last) ui.step = 0;  // play from the start again
+  if (IconButton(ui.cursor.playing ? "||##play" : "\u25b6##play", ui.cursor.playing ? "Pause (Space)" : "Play (Space)", w)) {
+    ui.cursor.playing = !ui.cursor.playing;
+    if (ui.cursor.playing && model.step() == last) ui.cursor.step = 0;  // play from the start again
   }
   ImGui::SameLine();
-  if (IconButton("\u25b6##fwd", "Forward one phase (→)", w)) ui.step = std::min(last, model.step() + 1);
+  if (IconButton("\u25b6##fwd", "Forward one phase (→)", w)) ui.cursor.step = std::min(last, model.step() + 1);
   ImGui::SameLine();
   if (IconButton("\u25b6\u25b6##tile-fwd", "Forward one tile iteration (Shift+→)", w))
-    ui.step = model.NextTileIterationStep();
+    ui.cursor.step = model.NextTileIterationStep();
   ImGui::SameLine();
-  if (IconButton("\u25b6|##last", "Last step (End)", w)) ui.step = last;
+  if (IconButton("\u25b6|##last", "Last step (End)", w)) ui.cursor.step = last;
 
   // Step number: typing a number jumps there.
-  long long step = ui.step;
+  long long step = ui.cursor.step;
   ImGui::SetNextItemWidth(avail * 0.45f);
   if (ImGui::InputScalar("##step", ImGuiDataType_S64, &step, nullptr, nullptr, "%lld",
                          ImGuiInputTextFlags_EnterReturnsTrue))
-    ui.step = std::clamp<std::int64_t>(step, 0, last);
+    ui.cursor.step = std::clamp<std::int64_t>(step, 0, last);
   MathTooltip("The step number; type one and press Enter to jump there.");
   ImGui::SameLine();
   ImGui::Text("of %lld steps", static_cast<long long>(model.step_count()));
@@ -58,14 +58,14 @@ void DrawPlaybackPanel(const Model& model, UiState& ui) {
              "The state after any step is rebuilt by replaying the schedule, so stepping back is as fast as forward.");
 
   ImGui::SetNextItemWidth(avail * 0.55f);
-  ImGui::SliderFloat("##speed", &ui.speed, 0.25f, 240.0f,
-                     ui.play_unit == StepUnit::kPhase ? "%.2g phases/s" : "%.2g tiles/s", ImGuiSliderFlags_Logarithmic);
+  ImGui::SliderFloat("##speed", &ui.cursor.speed, 0.25f, 240.0f,
+                     ui.cursor.play_unit == StepUnit::kPhase ? "%.2g phases/s" : "%.2g tiles/s", ImGuiSliderFlags_Logarithmic);
   MathTooltip("Playback speed ([ and ] halve and double it)");
   ImGui::SameLine();
-  int unit = ui.play_unit == StepUnit::kPhase ? 0 : 1;
+  int unit = ui.cursor.play_unit == StepUnit::kPhase ? 0 : 1;
   ImGui::SetNextItemWidth(-1);
   if (ImGui::Combo("##unit", &unit, "by phase\0by tile\0"))
-    ui.play_unit = unit == 0 ? StepUnit::kPhase : StepUnit::kTileIteration;
+    ui.cursor.play_unit = unit == 0 ? StepUnit::kPhase : StepUnit::kTileIteration;
   MathTooltip("Play one phase or one whole tile iteration per tick");
 
   // Jump to a tile pair.
@@ -76,25 +76,25 @@ void DrawPlaybackPanel(const Model& model, UiState& ui) {
   const float field = std::max(40.0f, (ImGui::GetContentRegionAvail().x - ImGui::CalcTextSize("Go").x -
                                        2 * style.FramePadding.x - 2 * style.ItemSpacing.x) / 2);
   ImGui::SetNextItemWidth(field);
-  ImGui::InputInt("##jump-i", &ui.jump_i, 0);
+  ImGui::InputInt("##jump-i", &ui.cursor.jump_i, 0);
   MathTooltip("Q tile index i (0-based)");
   ImGui::SameLine();
   ImGui::SetNextItemWidth(field);
-  ImGui::InputInt("##jump-j", &ui.jump_j, 0);
+  ImGui::InputInt("##jump-j", &ui.cursor.jump_j, 0);
   MathTooltip("K/V tile index j (0-based)");
   ImGui::SameLine();
   if (ImGui::Button("Go")) {
-    ui.jump_error.clear();
-    if (ui.jump_i < 0 || ui.jump_i >= p.tr() || ui.jump_j < 0 || ui.jump_j >= p.tc())
-      ui.jump_error = Sprintf("(i, j) must be within T_r × T_c = %d × %d (0-based)", p.tr(), p.tc());
-    else if (const auto first = model.schedule().FirstStepOfPair(ui.jump_i, ui.jump_j))
-      ui.step = *first;
+    ui.cursor.jump_error.clear();
+    if (ui.cursor.jump_i < 0 || ui.cursor.jump_i >= p.tr() || ui.cursor.jump_j < 0 || ui.cursor.jump_j >= p.tc())
+      ui.cursor.jump_error = Sprintf("(i, j) must be within T_r × T_c = %d × %d (0-based)", p.tr(), p.tc());
+    else if (const auto first = model.schedule().FirstStepOfPair(ui.cursor.jump_i, ui.cursor.jump_j))
+      ui.cursor.step = *first;
     else
-      ui.jump_error = Sprintf("(%d, %d) is masked (causal): it does no work, so it has no step", ui.jump_i, ui.jump_j);
+      ui.cursor.jump_error = Sprintf("(%d, %d) is masked (causal): it does no work, so it has no step", ui.cursor.jump_i, ui.cursor.jump_j);
   }
-  if (!ui.jump_error.empty()) {
+  if (!ui.cursor.jump_error.empty()) {
     ImGui::PushTextWrapPos(0);
-    MathTextColored(GetPalette().bad, ui.jump_error.c_str());
+    MathTextColored(GetPalette().bad, ui.cursor.jump_error.c_str());
     ImGui::PopTextWrapPos();
   }
 }

@@ -134,22 +134,22 @@ void DrawProblemPanel(const Model& model, UiState& ui) {
   // HW4 file.
   Label("HW4 file", "Q, K, V from the course's binary format (int32 B, N, d, then per batch N·d float32 each of Q, "
                     "K, V). N and d come from the file. Clear the path for random inputs.", label_w);
-  if (f.input_path != ui.path_synced) ui.path_edit = ui.path_synced = f.input_path;  // set by a preset or session
+  if (f.input_path != ui.form_status.path_synced) ui.form_status.path_edit = ui.form_status.path_synced = f.input_path;  // set by a preset or session
   ImGui::SetNextItemWidth(-1);
-  if (ImGui::InputTextWithHint("##file", "path/to/input.bin", &ui.path_edit, ImGuiInputTextFlags_EnterReturnsTrue) ||
+  if (ImGui::InputTextWithHint("##file", "path/to/input.bin", &ui.form_status.path_edit, ImGuiInputTextFlags_EnterReturnsTrue) ||
       ImGui::IsItemDeactivatedAfterEdit()) {
-    f.input_path = ui.path_synced = ui.path_edit;
+    f.input_path = ui.form_status.path_synced = ui.form_status.path_edit;
     f.batch = 0;
     ui.requests.Push(UiRequest::kInspectInputFile);
     commit = true;
   }
   if (!f.input_path.empty()) {
-    if (ui.input_file_batches > 1) {
+    if (ui.form_status.input_file_batches > 1) {
       Label("batch", "Which batch of the file to step through.", label_w);
       ImGui::SetNextItemWidth(field_w);
-      commit |= Committed(ImGui::SliderInt("##batch", &f.batch, 0, ui.input_file_batches - 1));
+      commit |= Committed(ImGui::SliderInt("##batch", &f.batch, 0, ui.form_status.input_file_batches - 1));
     }
-    if (!ui.input_file_info.empty()) ImGui::TextDisabled("%s", ui.input_file_info.c_str());
+    if (!ui.form_status.input_file_info.empty()) ImGui::TextDisabled("%s", ui.form_status.input_file_info.c_str());
   }
 
   // What the problem resolves to, or why it cannot be run.
@@ -158,9 +158,9 @@ void DrawProblemPanel(const Model& model, UiState& ui) {
     ImGui::PushTextWrapPos(0);
     MathTextColored(GetPalette().bad, error.c_str());
     ImGui::PopTextWrapPos();
-  } else if (!ui.problem_error.empty()) {
+  } else if (!ui.form_status.problem_error.empty()) {
     ImGui::PushTextWrapPos(0);
-    MathTextColored(GetPalette().bad, ui.problem_error.c_str());
+    MathTextColored(GetPalette().bad, ui.form_status.problem_error.c_str());
     ImGui::PopTextWrapPos();
   }
   if (model.has_problem()) {

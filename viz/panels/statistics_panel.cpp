@@ -143,9 +143,9 @@ void DrawStatisticsPanel(const Model& model, UiState& ui) {
     return;
   }
   const int highlight =
-      ui.selected_row >= s.row_begin && ui.selected_row < s.row_begin + s.rows
-          ? ui.selected_row - s.row_begin
-          : (ui.hover_row >= s.row_begin && ui.hover_row < s.row_begin + s.rows ? ui.hover_row - s.row_begin : -1);
+      ui.cursor.selected_row >= s.row_begin && ui.cursor.selected_row < s.row_begin + s.rows
+          ? ui.cursor.selected_row - s.row_begin
+          : (ui.cursor.hover_row >= s.row_begin && ui.cursor.hover_row < s.row_begin + s.rows ? ui.cursor.hover_row - s.row_begin : -1);
 
   MathTextF("Q tile i = %d, rows %d–%d%s", s.info.i, s.row_begin, s.row_begin + s.rows - 1,
             s.info.j >= 0 ? Sprintf(", K/V tile j = %d", s.info.j).c_str() : "");
@@ -239,7 +239,7 @@ void DrawStatisticsPanel(const Model& model, UiState& ui) {
   ImGui::InvisibleButton("##m-bars", ImVec2(std::max(1.0f, m_area.width()), std::max(1.0f, m_area.height())));
   if (ImGui::IsItemHovered()) {
     const int r = std::clamp(static_cast<int>((mouse.y - m_area.min.y) / row_h), 0, s.rows - 1);
-    ui.hover_row = s.row_begin + r;
+    ui.cursor.hover_row = s.row_begin + r;
     Explanation x = ExplainRunningMax(model, r);
     if (!t.alpha.empty()) {
       const Explanation a = ExplainRescale(model, r);
@@ -247,15 +247,15 @@ void DrawStatisticsPanel(const Model& model, UiState& ui) {
       x.lines.insert(x.lines.end(), a.lines.begin(), a.lines.end());
     }
     ShowExplanation(x);
-    if (ImGui::IsItemClicked()) ui.selected_row = s.row_begin + r;
+    if (ImGui::IsItemClicked()) ui.cursor.selected_row = s.row_begin + r;
   }
   ImGui::SetCursorScreenPos(l_area.min);
   ImGui::InvisibleButton("##l-bars", ImVec2(std::max(1.0f, l_area.width()), std::max(1.0f, l_area.height())));
   if (ImGui::IsItemHovered()) {
     const int r = std::clamp(static_cast<int>((mouse.y - l_area.min.y) / row_h), 0, s.rows - 1);
-    ui.hover_row = s.row_begin + r;
+    ui.cursor.hover_row = s.row_begin + r;
     ShowExplanation(ExplainRunningSum(model, r));
-    if (ImGui::IsItemClicked()) ui.selected_row = s.row_begin + r;
+    if (ImGui::IsItemClicked()) ui.cursor.selected_row = s.row_begin + r;
   }
 
   // History over j.

@@ -252,10 +252,10 @@ void DrawMatrices(const Model& m, UiState& ui, const StepLayout& L, Hovered& hov
   const StepState& st = m.state();
   const Palette& pal = GetPalette();
   ImDrawList* dl = ImGui::GetWindowDrawList();
-  const float thick = CursorThickness(ui.ui_scale);
+  const float thick = CursorThickness(ui.appearance.ui_scale);
   const int cur_i = st.info.i, cur_j = st.info.j;
-  const int prev_hover_row = ui.hover_row, prev_hover_col = ui.hover_col;
-  ui.hover_row = ui.hover_col = -1;
+  const int prev_hover_row = ui.cursor.hover_row, prev_hover_col = ui.cursor.hover_col;
+  ui.cursor.hover_row = ui.cursor.hover_col = -1;
 
   const CellGrid gq{L.q, p.n, p.d}, gkt{L.kt, p.d, p.n}, gvt{L.vt, p.d, p.n}, go{L.o, p.n, p.d}, gs{L.s, p.n, p.n};
 
@@ -288,7 +288,7 @@ void DrawMatrices(const Model& m, UiState& ui, const StepLayout& L, Hovered& hov
           DrawHatch(
               dl,
               gs.Cells(p.RowBegin(i), p.ColBegin(j), p.RowBegin(i) + p.RowsInTile(i), p.ColBegin(j) + p.ColsInTile(j)),
-              pal.grid, 7.0f * ui.ui_scale);
+              pal.grid, 7.0f * ui.appearance.ui_scale);
   DrawTileLines(dl, gs, p.br, p.bc, pal.grid);
 
   DrawCrossHighlight(dl, gq, prev_hover_row, -1);
@@ -330,26 +330,26 @@ void DrawMatrices(const Model& m, UiState& ui, const StepLayout& L, Hovered& hov
   int row = 0, col = 0;
   if (HitArea("##Q", L.q, &clicked) && gq.CellAt(mouse, &row, &col)) {
     hovered = {ExplainInput(m, 'Q', row, col), true};
-    ui.hover_row = row;
-    if (clicked) ui.selected_row = row;
+    ui.cursor.hover_row = row;
+    if (clicked) ui.cursor.selected_row = row;
   }
   if (HitArea("##Kt", L.kt, &clicked) && gkt.CellAt(mouse, &row, &col)) {
     hovered = {ExplainInput(m, 'K', col, row), true};
-    ui.hover_col = col;
+    ui.cursor.hover_col = col;
   }
   if (HitArea("##Vt", L.vt, &clicked) && gvt.CellAt(mouse, &row, &col)) {
     hovered = {ExplainInput(m, 'V', col, row), true};
-    ui.hover_col = col;
+    ui.cursor.hover_col = col;
   }
   if (HitArea("##O", L.o, &clicked) && go.CellAt(mouse, &row, &col)) {
     hovered = {ExplainHbmOutput(m, row, col), true};
-    ui.hover_row = row;
-    if (clicked) ui.selected_row = row;
+    ui.cursor.hover_row = row;
+    if (clicked) ui.cursor.selected_row = row;
   }
   if (HitArea("##S", L.s, &clicked) && gs.CellAt(mouse, &row, &col)) {
     const int i = row / p.br, j = col / p.bc;
-    ui.hover_row = row;
-    ui.hover_col = col;
+    ui.cursor.hover_row = row;
+    ui.cursor.hover_col = col;
     if (m.PairStatus(i, j) == TileStatus::kCurrent && tv.values)
       hovered = {tv.is_p ? ExplainProbability(m, row - st.row_begin, col - st.col_begin)
                          : ExplainScore(m, row - st.row_begin, col - st.col_begin),
@@ -357,7 +357,7 @@ void DrawMatrices(const Model& m, UiState& ui, const StepLayout& L, Hovered& hov
     else
       hovered = {ExplainScoreTile(m, i, j), true};
     if (clicked)
-      if (const auto first = m.schedule().FirstStepOfPair(i, j)) ui.step = *first;
+      if (const auto first = m.schedule().FirstStepOfPair(i, j)) ui.cursor.step = *first;
   }
 }
 
@@ -429,7 +429,7 @@ void DrawTileGrid(const Model& m, UiState& ui, const char* id, ScreenRect area, 
   const float stat_share = 1.7f;
   float cell =
       std::min(area.width() / (static_cast<float>(cols) + stat_share + 0.3f), area.height() / static_cast<float>(rows));
-  cell = std::floor(std::min(cell, 72.0f * ui.ui_scale));
+  cell = std::floor(std::min(cell, 72.0f * ui.appearance.ui_scale));
   if (cell < 1) return;
   const bool numbers = cell >= num_w1 && cell >= mono_size + 4;
   const int decimals = cell >= num_w2 ? 2 : 1;
@@ -496,7 +496,7 @@ void DrawTileGrid(const Model& m, UiState& ui, const char* id, ScreenRect area, 
     if (stat_rect.max.y + name_size.y < area.max.y + ImGui::GetTextLineHeight())
       DrawMathText(dl, ImVec2(stat_rect.min.x, stat_rect.max.y + 1), pal.dim, stat_name);
   }
-  DrawCrossHighlight(dl, grid, ui.hover_row - st.row_begin, ui.hover_col - st.col_begin);
+  DrawCrossHighlight(dl, grid, ui.cursor.hover_row - st.row_begin, ui.cursor.hover_col - st.col_begin);
 
   bool clicked = false;
   int r = 0, c = 0;
@@ -504,14 +504,14 @@ void DrawTileGrid(const Model& m, UiState& ui, const char* id, ScreenRect area, 
   ImGui::PushID(id);
   if (HitArea("##grid", grid_rect, &clicked) && grid.CellAt(mouse, &r, &c)) {
     hovered = {is_p ? ExplainProbability(m, r, c) : ExplainScore(m, r, c), true};
-    ui.hover_row = st.row_begin + r;
-    ui.hover_col = st.col_begin + c;
-    if (clicked) ui.selected_row = st.row_begin + r;
+    ui.cursor.hover_row = st.row_begin + r;
+    ui.cursor.hover_col = st.col_begin + c;
+    if (clicked) ui.cursor.selected_row = st.row_begin + r;
   }
   if (!row_stat.empty() && HitArea("##stat", stat_rect, &clicked)) {
     const int rr = std::clamp(static_cast<int>((mouse.y - stat_rect.min.y) / cell), 0, rows - 1);
     hovered = {is_p ? ExplainTileSum(m, rr) : ExplainTileMax(m, rr), true};
-    ui.hover_row = st.row_begin + rr;
+    ui.cursor.hover_row = st.row_begin + rr;
   }
   ImGui::PopID();
 }
@@ -580,7 +580,7 @@ void DrawStepPanel(const Model& model, UiState& ui) {
     return;
   }
   const float legend_h = ImGui::GetFrameHeightWithSpacing();
-  const StepLayout L = ComputeStepLayout(origin, avail, model.problem(), ui.ui_scale * (ui.large_font ? 1.2f : 1.0f),
+  const StepLayout L = ComputeStepLayout(origin, avail, model.problem(), ui.appearance.ui_scale * (ui.appearance.large_font ? 1.2f : 1.0f),
                                          ImGui::GetFrameHeight(), legend_h);
   Hovered hovered;
   DrawMatrices(model, ui, L, hovered);

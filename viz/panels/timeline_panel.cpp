@@ -53,7 +53,7 @@ void DrawScrubber(const Model& m, UiState& ui, float width, float height) {
   const std::int64_t at = std::clamp<std::int64_t>(
       static_cast<std::int64_t>(std::llround((mx - x0) / std::max(span, 1.0f) * static_cast<float>(count - 1))), 0,
       count - 1);
-  if (active) ui.step = at;
+  if (active) ui.cursor.step = at;
   if (hovered) {
     const StepInfo info = s.Info(at);
     ImGui::BeginTooltip();

@@ -343,7 +343,7 @@ void DrawTrafficPanel(const Model& model, UiState& ui) {
                "total (Σ). The counts come from the stepper's loads and stores, edge tiles at their real size.");
   const float chart_h = std::clamp(avail.y * 0.40f, 11.5f * fs, 15.0f * fs);
   const ImVec2 c0 = ImGui::GetCursorScreenPos();
-  DrawMemoryChart(model, {c0, ImVec2(c0.x + avail.x, c0.y + chart_h)}, ui.ui_scale);
+  DrawMemoryChart(model, {c0, ImVec2(c0.x + avail.x, c0.y + chart_h)}, ui.appearance.ui_scale);
   ImGui::SetCursorScreenPos(ImVec2(c0.x, c0.y + chart_h + ImGui::GetStyle().ItemSpacing.y));
   const float rest_h = origin.y + avail.y - ImGui::GetCursorScreenPos().y;
   const float left_w = std::floor(avail.x * 0.46f);

@@ -744,7 +744,7 @@ void DrawVortexPanel(const Model& model, UiState& ui) {
   if (!model.has_problem()) return;
   const Palette& pal = GetPalette();
   VortexPanelState& st = VortexState(ui);
-  DrawControls(ui, ui.ui_scale);
+  DrawControls(ui, ui.appearance.ui_scale);
 
   const AttentionProblem& problem = model.problem();
   const vortex::Request request{st.machine, st.mode, problem.n, problem.d};

@@ -20,7 +20,7 @@ class Controller : public ::testing::Test {
   void SetUp() override {
     InstallGlfwKeyMap(ImGui::GetIO());
     ui.form = FindPreset("first-lesson")->form;
-    ASSERT_TRUE(ApplyForm(model, ui)) << ui.problem_error;
+    ASSERT_TRUE(ApplyForm(model, ui)) << ui.form_status.problem_error;
   }
   // One frame with `key` held (GLFW key code) and the modifiers given.
   void Frame(int key = -1, bool shift = false, bool ctrl = false, double dt = 1.0 / 60) {
@@ -69,42 +69,42 @@ TEST_F(Controller, ArrowsHomeEndAndShiftForTileIterations) {
 }
 
 TEST_F(Controller, SpacePlaysAtTheChosenSpeedAndStopsAtTheEnd) {
-  ui.speed = 60;  // one step per frame at 60 fps
+  ui.cursor.speed = 60;  // one step per frame at 60 fps
   Frame(GLFW_KEY_SPACE);
-  EXPECT_TRUE(ui.playing);
+  EXPECT_TRUE(ui.cursor.playing);
   for (int k = 0; k < 30; ++k) Frame(-1, false, false, 1.0 / 60);
   EXPECT_GE(model.step(), 25);
   EXPECT_LE(model.step(), 31);
   Frame(GLFW_KEY_SPACE);
-  EXPECT_FALSE(ui.playing);
+  EXPECT_FALSE(ui.cursor.playing);
   const std::int64_t paused = model.step();
   for (int k = 0; k < 10; ++k) Frame();
   EXPECT_EQ(model.step(), paused);
   // By tile iteration, fast: every tick lands on the start of a tile iteration, and it ends at the last step.
-  ui.play_unit = StepUnit::kTileIteration;
-  ui.speed = 240;
-  ui.playing = true;
-  for (int k = 0; k < 400 && ui.playing; ++k) {
+  ui.cursor.play_unit = StepUnit::kTileIteration;
+  ui.cursor.speed = 240;
+  ui.cursor.playing = true;
+  for (int k = 0; k < 400 && ui.cursor.playing; ++k) {
     Frame(-1, false, false, 1.0 / 60);
-    if (ui.playing && model.tile_iteration() >= 0) {
+    if (ui.cursor.playing && model.tile_iteration() >= 0) {
       EXPECT_EQ(model.state().info.phase, TileIterationPhases(model.problem().order).front());
     }
   }
-  EXPECT_FALSE(ui.playing);
+  EXPECT_FALSE(ui.cursor.playing);
   EXPECT_EQ(model.step(), model.step_count() - 1);
 }
 
 TEST_F(Controller, SpeedKeysAndViewShortcuts) {
-  ui.speed = 8;
+  ui.cursor.speed = 8;
   Frame(GLFW_KEY_RIGHT_BRACKET);
-  EXPECT_FLOAT_EQ(ui.speed, 16);
+  EXPECT_FLOAT_EQ(ui.cursor.speed, 16);
   Frame(GLFW_KEY_LEFT_BRACKET);
   Frame(GLFW_KEY_LEFT_BRACKET);
-  EXPECT_FLOAT_EQ(ui.speed, 4);
+  EXPECT_FLOAT_EQ(ui.cursor.speed, 4);
   Frame(GLFW_KEY_L, false, true);
-  EXPECT_TRUE(ui.large_font);
+  EXPECT_TRUE(ui.appearance.large_font);
   Frame(GLFW_KEY_T, false, true);
-  EXPECT_EQ(ui.theme, Theme::kLight);
+  EXPECT_EQ(ui.appearance.theme, Theme::kLight);
   Frame(GLFW_KEY_2);
   EXPECT_EQ(ui.active_tab, "traffic");
   Frame(GLFW_KEY_F1);
@@ -116,7 +116,7 @@ TEST_F(Controller, SpeedKeysAndViewShortcuts) {
 TEST_F(Controller, InvalidEditsAreExplainedAndTheModelIsKept) {
   const AttentionProblem before = model.problem();
   model.SetStep(5);
-  ui.step = 5;
+  ui.cursor.step = 5;
   struct Bad {
     const char* what;
     std::function<void(ProblemForm&)> edit;
@@ -137,7 +137,7 @@ TEST_F(Controller, InvalidEditsAreExplainedAndTheModelIsKept) {
     ui.form = form;
     ui.requests.Push(UiRequest::kApplyForm);
     Frame();
-    EXPECT_FALSE(ui.problem_error.empty()) << b.what;
+    EXPECT_FALSE(ui.form_status.problem_error.empty()) << b.what;
     EXPECT_EQ(model.problem().n, before.n) << b.what;
     EXPECT_EQ(model.problem().br, before.br) << b.what;
     EXPECT_EQ(model.step(), 5) << b.what;
@@ -145,7 +145,7 @@ TEST_F(Controller, InvalidEditsAreExplainedAndTheModelIsKept) {
   ui.form = FindPreset("causal")->form;
   ui.requests.Push(UiRequest::kApplyForm);
   Frame();
-  EXPECT_TRUE(ui.problem_error.empty());
+  EXPECT_TRUE(ui.form_status.problem_error.empty());
   EXPECT_TRUE(model.problem().causal);
   EXPECT_EQ(model.step(), 0);
 }
@@ -168,8 +168,8 @@ TEST_F(Controller, Hw4FilesWithABatchPicker) {
   ui.requests.Push(UiRequest::kInspectInputFile);
   ui.requests.Push(UiRequest::kApplyForm);
   Frame();
-  EXPECT_TRUE(ui.problem_error.empty()) << ui.problem_error;
-  EXPECT_EQ(ui.input_file_batches, 3);
+  EXPECT_TRUE(ui.form_status.problem_error.empty()) << ui.form_status.problem_error;
+  EXPECT_EQ(ui.form_status.input_file_batches, 3);
   EXPECT_EQ(model.problem().n, 12);
   EXPECT_EQ(model.problem().d, 4);
   EXPECT_EQ(ui.form.n, 12);
@@ -177,7 +177,7 @@ TEST_F(Controller, Hw4FilesWithABatchPicker) {
   ui.form.batch = 3;  // out of range
   ui.requests.Push(UiRequest::kApplyForm);
   Frame();
-  EXPECT_FALSE(ui.problem_error.empty());
+  EXPECT_FALSE(ui.form_status.problem_error.empty());
   EXPECT_EQ(model.inputs().q[0], input.q(2)[0]);
 
   // A file that is not HW4 is explained.
@@ -188,9 +188,9 @@ TEST_F(Controller, Hw4FilesWithABatchPicker) {
   ui.requests.Push(UiRequest::kInspectInputFile);
   ui.requests.Push(UiRequest::kApplyForm);
   Frame();
-  EXPECT_FALSE(ui.problem_error.empty());
-  EXPECT_EQ(ui.input_file_batches, 0);
-  EXPECT_FALSE(ui.input_file_info.empty());
+  EXPECT_FALSE(ui.form_status.problem_error.empty());
+  EXPECT_EQ(ui.form_status.input_file_batches, 0);
+  EXPECT_FALSE(ui.form_status.input_file_info.empty());
   std::filesystem::remove(path);
 }
 
@@ -199,7 +199,7 @@ TEST_F(Controller, SessionsThroughTheRequests) {
   ui.form = FindPreset("vortex")->form;
   ui.requests.Push(UiRequest::kApplyForm);
   Frame();
-  ui.step = 40;
+  ui.cursor.step = 40;
   Frame();
   ui.session_path = path;
   ui.requests.Push(UiRequest::kSaveSession);

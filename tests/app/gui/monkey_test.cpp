@@ -114,7 +114,7 @@ TEST(Monkey, ThousandsOfRandomFrames) {
       if (f.n > 300 && f.n < 1000000) f.n = 300;  // valid but big problems are slow under ASan; keep them small
       ui.requests.Push(UiRequest::kApplyForm);
     }
-    if (rng() % 15 == 0) ui.step = static_cast<std::int64_t>(rng() % (model.step_count() + 20)) - 10;
+    if (rng() % 15 == 0) ui.cursor.step = static_cast<std::int64_t>(rng() % (model.step_count() + 20)) - 10;
     if (rng() % 60 == 0) {
       const auto panels = Panels();
       const PanelInfo& p = panels[rng() % panels.size()];
@@ -126,18 +126,18 @@ TEST(Monkey, ThousandsOfRandomFrames) {
       ui.requests.Push(rng() % 2 ? UiRequest::kSaveSession : UiRequest::kLoadSession);
     }
     if (rng() % 300 == 0) {
-      ui.ui_scale = pick(0.75f, 1.0f, 1.5f);
+      ui.appearance.ui_scale = pick(0.75f, 1.0f, 1.5f);
       ui.requests.Push(UiRequest::kRebuildStyle);
     }
-    ui.playing = ui.playing || rng() % 50 == 0;
-    ui.speed = rng() % 30 == 0 ? pick(0.25f, 4.0f, 240.0f) : ui.speed;
+    ui.cursor.playing = ui.cursor.playing || rng() % 50 == 0;
+    ui.cursor.speed = rng() % 30 == 0 ? pick(0.25f, 4.0f, 240.0f) : ui.cursor.speed;
 
     const bool applying = ui.requests.Pending(UiRequest::kApplyForm);
     ApplyStyle(ui, [&] { imgui.UploadFonts(); });
     ImGui::NewFrame();
     RunUiFrame(model, ui, static_cast<double>(rng() % 100) / 1000.0);
     ImGui::Render();
-    if (applying) (ui.problem_error.empty() ? problems_applied : problems_refused) += 1;
+    if (applying) (ui.form_status.problem_error.empty() ? problems_applied : problems_refused) += 1;
 
     ASSERT_TRUE(model.has_problem());
     ASSERT_GE(model.step(), 0);

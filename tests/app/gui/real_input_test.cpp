@@ -189,30 +189,30 @@ class RealInput : public ::testing::Test {
 
 TEST_F(RealInput, ArrowsHomeEndAndSpaceDriveTheCursor) {
   const Model& model = window_->model();
-  ASSERT_EQ(ui().step, 0);
+  ASSERT_EQ(ui().cursor.step, 0);
   Tap(XK_Right);
-  EXPECT_TRUE(FramesUntil([&] { return ui().step == 1; })) << "step " << ui().step;
+  EXPECT_TRUE(FramesUntil([&] { return ui().cursor.step == 1; })) << "step " << ui().cursor.step;
   Tap(XK_Right);
   Tap(XK_Right);
-  EXPECT_TRUE(FramesUntil([&] { return ui().step == 3; })) << "two quick taps: step " << ui().step;
+  EXPECT_TRUE(FramesUntil([&] { return ui().cursor.step == 3; })) << "two quick taps: step " << ui().cursor.step;
   Tap(XK_Left);
-  EXPECT_TRUE(FramesUntil([&] { return ui().step == 2; })) << "step " << ui().step;
+  EXPECT_TRUE(FramesUntil([&] { return ui().cursor.step == 2; })) << "step " << ui().cursor.step;
 
   FramesUntil([&] { return model.step() == 2; });
   const std::int64_t next_tile = model.NextTileIterationStep();
   ASSERT_GT(next_tile, 3);
   Tap(XK_Right, XK_Shift_L);
-  EXPECT_TRUE(FramesUntil([&] { return ui().step == next_tile; })) << "Shift+Right: step " << ui().step;
+  EXPECT_TRUE(FramesUntil([&] { return ui().cursor.step == next_tile; })) << "Shift+Right: step " << ui().cursor.step;
 
   Tap(XK_End);
-  EXPECT_TRUE(FramesUntil([&] { return ui().step == model.step_count() - 1; })) << "End: step " << ui().step;
+  EXPECT_TRUE(FramesUntil([&] { return ui().cursor.step == model.step_count() - 1; })) << "End: step " << ui().cursor.step;
   Tap(XK_Home);
-  EXPECT_TRUE(FramesUntil([&] { return ui().step == 0; })) << "Home: step " << ui().step;
+  EXPECT_TRUE(FramesUntil([&] { return ui().cursor.step == 0; })) << "Home: step " << ui().cursor.step;
 
   Tap(XK_space);
-  EXPECT_TRUE(FramesUntil([&] { return ui().playing && ui().step > 0; })) << "Space did not start playback";
+  EXPECT_TRUE(FramesUntil([&] { return ui().cursor.playing && ui().cursor.step > 0; })) << "Space did not start playback";
   Tap(XK_space);
-  EXPECT_TRUE(FramesUntil([&] { return !ui().playing; })) << "Space did not pause";
+  EXPECT_TRUE(FramesUntil([&] { return !ui().cursor.playing; })) << "Space did not pause";
 }
 
 TEST_F(RealInput, NumberKeysSwitchTheCentreTabs) {
@@ -230,7 +230,7 @@ TEST_F(RealInput, AClickOnARowOfQSelectsIt) {
   const int n = window_->model().problem().n;
   for (int row : {40, 5}) {
     Click((q.min.x + q.max.x) / 2, q.min.y + (static_cast<float>(row) + 0.5f) * q.height() / static_cast<float>(n));
-    EXPECT_TRUE(FramesUntil([&] { return ui().selected_row == row; })) << "selected row " << ui().selected_row;
+    EXPECT_TRUE(FramesUntil([&] { return ui().cursor.selected_row == row; })) << "selected row " << ui().cursor.selected_row;
   }
 }
 

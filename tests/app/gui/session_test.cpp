@@ -24,12 +24,12 @@ TEST(Session, RoundTripsEveryField) {
   ui.form.batch = 2;
   SetPanelOpen(ui, *FindPanel("traffic"), false);
   ui.active_tab = "step";
-  ui.selected_row = 17;
-  ui.theme = Theme::kLight;
-  ui.ui_scale = 1.5f;
-  ui.large_font = true;
-  ui.speed = 32;
-  ui.play_unit = StepUnit::kTileIteration;
+  ui.cursor.selected_row = 17;
+  ui.appearance.theme = Theme::kLight;
+  ui.appearance.ui_scale = 1.5f;
+  ui.appearance.large_font = true;
+  ui.cursor.speed = 32;
+  ui.cursor.play_unit = StepUnit::kTileIteration;
   VortexState(ui).machine.cores = 8;
   VortexState(ui).machine.local_memory_bytes = 32768;
   VortexState(ui).mode = vortex::Mode::kTcu;
@@ -45,12 +45,12 @@ TEST(Session, RoundTripsEveryField) {
   EXPECT_FALSE(IsPanelOpen(back, *FindPanel("traffic")));
   EXPECT_TRUE(IsPanelOpen(back, *FindPanel("step")));
   EXPECT_EQ(back.focus_tab, "step");
-  EXPECT_EQ(back.selected_row, 17);
-  EXPECT_EQ(back.theme, Theme::kLight);
-  EXPECT_FLOAT_EQ(back.ui_scale, 1.5f);
-  EXPECT_TRUE(back.large_font);
-  EXPECT_FLOAT_EQ(back.speed, 32);
-  EXPECT_EQ(back.play_unit, StepUnit::kTileIteration);
+  EXPECT_EQ(back.cursor.selected_row, 17);
+  EXPECT_EQ(back.appearance.theme, Theme::kLight);
+  EXPECT_FLOAT_EQ(back.appearance.ui_scale, 1.5f);
+  EXPECT_TRUE(back.appearance.large_font);
+  EXPECT_FLOAT_EQ(back.cursor.speed, 32);
+  EXPECT_EQ(back.cursor.play_unit, StepUnit::kTileIteration);
   EXPECT_EQ(VortexState(back).machine, VortexState(ui).machine);
   EXPECT_EQ(VortexState(back).mode, vortex::Mode::kTcu);
   EXPECT_TRUE(VortexState(back).compare_wmma);
@@ -79,10 +79,10 @@ TEST(Session, MalformedSessionsChangeNothing) {
   for (const char* text : bad) {
     UiState ui;
     ui.form.n = 77;
-    ui.speed = 3;
+    ui.cursor.speed = 3;
     EXPECT_THROW(SessionFromJson(text, "bad.json", ui), InputError) << text;
     EXPECT_EQ(ui.form.n, 77) << text;
-    EXPECT_FLOAT_EQ(ui.speed, 3) << text;
+    EXPECT_FLOAT_EQ(ui.cursor.speed, 3) << text;
   }
 }
 
@@ -94,7 +94,7 @@ TEST(Session, UnknownPanelsAreIgnoredAndValuesClamped) {
       "s.json", ui);
   EXPECT_EQ(step, 5);
   EXPECT_EQ(ui.form.n, 16);
-  EXPECT_FLOAT_EQ(ui.ui_scale, 4.0f);
+  EXPECT_FLOAT_EQ(ui.appearance.ui_scale, 4.0f);
 }
 
 // Numbers are checked, not converted: 4294967360 would become 64 as an int, 1e10 is undefined behaviour as one,

@@ -89,7 +89,7 @@ TEST(VortexPanel, EveryStepBothModesManyFrames) {
     Load(model, ui, ReportForm(tcu));
     for (std::int64_t step = 0; step < model.step_count(); ++step) {
       model.SetStep(step);
-      ui.step = step;
+      ui.cursor.step = step;
       Frame(model, ui, Sweep(frame, display), frame % 11 == 0);
       ++frame;
       ASSERT_GT(ImGui::GetDrawData()->TotalVtxCount, 0) << "step " << step;
