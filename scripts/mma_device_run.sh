@@ -10,7 +10,7 @@
 # Knobs (environment): KERNELS (flash2_mma,flash3_wgmma), MAIN_OPTIONS (0: the options of the main pass), ABLATION_D (128,64), ABLATION_N (1024,2048,8192),
 # ABLATION_OPTIONS (0,64), SKIP_SANITIZE=1.
 set -u -o pipefail
-D=${1:?binary folder}; OUT=${2:?output folder}
+D=${1:?binary folder}; out=${2:?output folder}
 # The binaries may come gzipped (64 kernels per dtype and d make them 35 MB each).
 for f in "$D"/*.gz "$D"/before/*.gz; do [ -e "$f" ] && gunzip -f "$f"; done
 export PYTHONUNBUFFERED=1
@@ -21,8 +21,8 @@ stamp() { echo "== $1 ($(date -u +%T))"; }
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv
   echo "== SASS instruction counts (cuobjdump --dump-sass | scripts/mma_sass_counts.py)"
   cuobjdump --dump-sass "$D/flash2_mma_bench" | python3 scripts/mma_sass_counts.py --filter Flash
-} > "$OUT/info.txt" 2>&1
-head -4 "$OUT/info.txt"; grep -E "Flash3WgmmaKernelI6__half|Flash2MmaKernelI6__halfLi(64ELj31|128ELj23)E" "$OUT/info.txt"
+} > "$out/info.txt" 2>&1
+head -4 "$out/info.txt"; grep -E "Flash3WgmmaKernelI6__half|Flash2MmaKernelI6__halfLi(64ELj31|128ELj23)E" "$out/info.txt"
 # A kernel that deadlocks (a barrier phase waited for wrongly) hangs its process: try flash3_wgmma on small
 # problems first, and leave it out of the rest of the run if that does not finish.
 FILTER="*"
@@ -33,28 +33,28 @@ if [[ "$KERNELS" == *flash3_wgmma* ]]; then
   if [ $rc -eq 124 ]; then KERNELS=flash2_mma; FILTER="-*Flash3*"; echo "flash3_wgmma hangs: left out"; fi
 fi
 stamp tests
-timeout 150 "$D/kernels_cuda_mma_tests" --gtest_brief=1 --gtest_filter="$FILTER" > "$OUT/tests.log" 2>&1
+timeout 150 "$D/kernels_cuda_mma_tests" --gtest_brief=1 --gtest_filter="$FILTER" > "$out/tests.log" 2>&1
 echo "tests rc=$?"
-grep -E "FAILED|PASSED|SKIPPED \]|tests from" "$OUT/tests.log" | head -30
+grep -E "FAILED|PASSED|SKIPPED \]|tests from" "$out/tests.log" | head -30
 stamp "timing (default options)"
-timeout 150 "$D/flash2_mma_bench" time --kernel "$KERNELS" --options "${MAIN_OPTIONS:-0}" --csv "$OUT/ours.csv" 2>&1 | tee "$OUT/run.log" |
+timeout 150 "$D/flash2_mma_bench" time --kernel "$KERNELS" --options "${MAIN_OPTIONS:-0}" --csv "$out/ours.csv" 2>&1 | tee "$out/run.log" |
   grep -E -A3 "FAIL" | cut -c1-160 | head -40
 stamp "PyTorch SDPA peers"
-timeout 150 python3 scripts/sdpa_peers.py --csv "$OUT/torch.csv" 2>&1 | tee -a "$OUT/run.log" | tail -2
+timeout 150 python3 scripts/sdpa_peers.py --csv "$out/torch.csv" 2>&1 | tee -a "$out/run.log" | tail -2
 if [ -x "$D/before/flash2_mma_bench" ]; then
   stamp "flash2_mma before this change (d = 128)"
-  timeout 60 "$D/before/flash2_mma_bench" time --d 128 --csv /tmp/before.csv 2>&1 | tee -a "$OUT/run.log" |
+  timeout 60 "$D/before/flash2_mma_bench" time --d 128 --csv /tmp/before.csv 2>&1 | tee -a "$out/run.log" |
     grep -E "FAIL" | cut -c1-160
-  tail -n +2 /tmp/before.csv | sed 's/^flash2_mma,/flash2_mma@HEAD,/' >> "$OUT/ours.csv"
+  tail -n +2 /tmp/before.csv | sed 's/^flash2_mma,/flash2_mma@HEAD,/' >> "$out/ours.csv"
 fi
 stamp ablation
 timeout 90 "$D/flash2_mma_bench" time --kernel flash2_mma --d "${ABLATION_D:-128,64}" --n "${ABLATION_N:-1024,2048,8192}" \
-  --options "${ABLATION_OPTIONS:-0,64}" --csv /tmp/ablation.csv 2>&1 | tee -a "$OUT/run.log" | grep -E "FAIL" | cut -c1-160
-tail -n +2 /tmp/ablation.csv >> "$OUT/ours.csv"
+  --options "${ABLATION_OPTIONS:-0,64}" --csv /tmp/ablation.csv 2>&1 | tee -a "$out/run.log" | grep -E "FAIL" | cut -c1-160
+tail -n +2 /tmp/ablation.csv >> "$out/ours.csv"
 if [[ "$KERNELS" == *flash3_wgmma* ]]; then
   timeout 45 "$D/flash2_mma_bench" time --kernel flash3_wgmma --n "${ABLATION_N:-1024,2048,8192}" --options 0,1,2,4 \
-    --csv /tmp/ablation3.csv 2>&1 | tee -a "$OUT/run.log" | grep -E "FAIL" | cut -c1-160
-  tail -n +2 /tmp/ablation3.csv >> "$OUT/ours.csv"
+    --csv /tmp/ablation3.csv 2>&1 | tee -a "$out/run.log" | grep -E "FAIL" | cut -c1-160
+  tail -n +2 /tmp/ablation3.csv >> "$out/ours.csv"
 fi
 if [ -z "${SKIP_SANITIZE:-}" ]; then
   stamp "compute-sanitizer (N = 200, B·H = 2)"
@@ -65,9 +65,9 @@ if [ -z "${SKIP_SANITIZE:-}" ]; then
       timeout 40 compute-sanitizer --tool memcheck "$D/flash2_mma_bench" sanitize --kernel flash3_wgmma 0,1,2,4 2>&1 | tail -3
       timeout 40 compute-sanitizer --tool racecheck "$D/flash2_mma_bench" sanitize --kernel flash3_wgmma 0 2>&1 | tail -3
     fi
-  } > "$OUT/sanitize.log" 2>&1
-  cat "$OUT/sanitize.log"
+  } > "$out/sanitize.log" 2>&1
+  cat "$out/sanitize.log"
 fi
 stamp report
-python3 scripts/mma_report.py "$OUT/ours.csv" "$OUT/torch.csv" > "$OUT/report.md"
-head -44 "$OUT/report.md"
+python3 scripts/mma_report.py "$out/ours.csv" "$out/torch.csv" > "$out/report.md"
+head -44 "$out/report.md"

@@ -21,17 +21,8 @@
 //   Tried and kept off (lazy-rescale bit): skipping O_i ← α·O_i when no row max moved, 1.02× / 1.02× slower.
 // It mirrors FlashAttention-2 (Dao, 2023): Algorithm 1 with the Q-outer loop, warps splitting Q rather than K.
 //
-// Measured (NVIDIA H200, 2026-11-21, run 6: `MAIN_OPTIONS=0,64 bash scripts/mma_device_run.sh .device-f3 $OUT`,
-// PyTorch 2.11's SDPA backends in the same run; kernels/README.md "## flash2_mma and flash3_wgmma" has the table):
-//   d = 64:  286–343 TFLOP/s non-causal, 253–322 causal: 1.06–1.20× FLASH_ATTENTION (FA2) at every N = 1k–16k.
-//   d = 128: 327–350 non-causal, 245–330 causal: 1.00–1.01× FA2 at N ≥ 4096, 0.94–0.98× non-causal at
-//            N ≤ 2048, 0.96–1.11× causal. The second round (runs 4–6) built and timed a persistent grid, a split
-//            first wait, fewer spills, a staged O store and staggered blocks against this code: none closed the
-//            N ≤ 2048 gap (README), so this loop is still the first round's; the stagger stays as a trial bit.
-//   Lazy rescale re-timed in run 7: 2–6% slower everywhere. Run 9 (H200, 2026-11-24): the bc32 bit (B_c = 32 on
-//   the default flags; no spills at d = 128) 0.96–0.99× this kernel at d = 128 without the mask, 0.98–1.02× with
-//   it, 0.84–0.87× at d = 64; in that run this kernel was 0.94× FA2 at d = 128, N = 1024 (non-causal), 1.00–1.07×
-//   at every other d = 128 shape. cuDNN (wgmma): 450–680, flash3_wgmma's reach.
+// Measured: kernels/README.md, "flash2_mma and flash3_wgmma" (the tables are written from the run folders in
+// docs/results/, the experiments that chose this code are listed there).
 #include "kernels/cuda/mma/flash2_mma.h"
 
 #include <cmath>

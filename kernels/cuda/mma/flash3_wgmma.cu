@@ -37,16 +37,8 @@
 //     k-step, stride byte offset (8 keys to the next 8) = 1024, leading byte offset (one 64-column block to the
 //     next) = B_c · 128.
 //
-// Measured (NVIDIA H200, 2026-11-21, run 6: `MAIN_OPTIONS=0,64 bash scripts/mma_device_run.sh .device-f3 $OUT`,
-// PyTorch 2.11's SDPA backends in the same run; kernels/README.md "## flash2_mma and flash3_wgmma" has the table):
-//   d = 64:  406–457 TFLOP/s non-causal (0.90–0.95× CUDNN_ATTENTION), 239–413 causal (0.65–0.92×).
-//   d = 128: 571–665 non-causal (0.95–1.04× cuDNN), 382–661 causal (0.80–1.05×). 1.06–2.25× FA2 everywhere.
-//   Each part's worth (options bits, same loop, N = 1k/2k/8k): the softmax/P̃V overlap 1.02–1.09× (0.89–1.08×
-//   causal d = 128), the persistent grid 0.99–1.17×, the staged O store 0.97–1.15×.
-//   Causal d = 64 at N = 16384 (296) suffers from the static round robin over uneven tiles (README); a counter
-//   handing out work tiles fixed it in run 7 but is not shipped (README: slower at d = 64 non-causal, racecheck).
-//   SASS: HGMMA 24 (d = 64) / 32 (d = 128), UTMALDG 4 / 8, no HMMA, LDSM, LDGSTS, LDL or STL; 168 registers at entry.
-// 572 + 3 tests on the H200 (tests/kernels/cuda/mma), compute-sanitizer memcheck and racecheck clean.
+// Measured: kernels/README.md, "flash2_mma and flash3_wgmma" (the tables are written from the run folders in
+// docs/results/, the experiments that chose this code are listed there).
 #include "kernels/cuda/mma/flash3_wgmma.h"
 
 #include <cuda.h>  // CUtensorMap and its enums only: the encoder is reached through the runtime (no -lcuda)
