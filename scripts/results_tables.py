@@ -16,6 +16,7 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HW4_RUN = "docs/results/2026-11-21-h200-hw4"
 MMA_RUN = "docs/results/mma-run6-2026-11-21"
+CAUSAL_RUN = "docs/results/2026-11-21-h200-check"
 
 
 def rows(path):
@@ -73,9 +74,30 @@ def flagships():
     return out
 
 
+def causal():
+    """The progression and PyTorch with the causal mask, d = 64: ms (TFLOP/s) per kernel and N."""
+    order = ["naive", "tiled", "flash1", "flash2_row", "flash2_warp", "flash2_wmma", "flash2_mma", "math",
+             "torch_flash", "torch_cudnn", "torch_efficient", "torch_math"]
+    cells, ns = {}, set()
+    for name in ["causal_fp32_naive.csv", "causal_fp32.csv", "causal_fp16.csv", "causal_peers.csv"]:
+        for r in rows(f"{CAUSAL_RUN}/{name}"):
+            if r["status"] == "ok":
+                cells[(r["kernel"], r["dtype"], int(r["N"]))] = (float(r["ms_median"]), float(r["tflops"]))
+                ns.add(int(r["N"]))
+    ns = sorted(ns)
+    out = ["| kernel | dtype | " + " | ".join(f"N = {n}" for n in ns) + " |", "|---|---|" + "---|" * len(ns)]
+    for dtype in ["fp32", "fp16"]:
+        for kernel in sorted({k for (k, t, _) in cells if t == dtype}, key=order.index):
+            texts = [f"{cells[(kernel, dtype, n)][0]:.4g} ({cells[(kernel, dtype, n)][1]:.1f})"
+                     if (kernel, dtype, n) in cells else "–" for n in ns]
+            out.append(f"| `{kernel}` | {dtype} | " + " | ".join(texts) + " |")
+    return out
+
+
 TABLES = {"hw4-kernels": ("README.md", hw4_kernels, HW4_RUN),
           "hw4-end-to-end": ("README.md", hw4_end_to_end, HW4_RUN),
-          "flagships": ("kernels/README.md", flagships, MMA_RUN)}
+          "flagships": ("kernels/README.md", flagships, MMA_RUN),
+          "causal": ("kernels/README.md", causal, CAUSAL_RUN)}
 
 
 def main():
