@@ -119,7 +119,10 @@ def main():
                 open(path, "w", encoding="utf-8").write(text)
     if check and stale:
         sys.exit("results_tables: differs from its CSVs: " + ", ".join(stale))
-    print(f"results_tables: {len(TABLES)} tables, {len(stale)} rewritten" if not check else "results_tables: up to date")
+    if check:
+        print("results_tables: up to date")
+    else:
+        print(f"results_tables: {len(TABLES)} tables, {len(stale)} rewritten")
 
 
 if __name__ == "__main__":
