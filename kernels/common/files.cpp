@@ -33,9 +33,12 @@ struct TemporarySlot {
   char path[PATH_MAX];
 };
 TemporarySlot g_temporaries[kTemporarySlots];
-// While outputs are being published, a signal waits: the handler records it and the commit raises it once
-// every target is consistent again.
-std::atomic<int> g_committing{0};
+// While outputs are being published, a signal waits: the handler records it and the commit acts on it once
+// every target is consistent again. One word holds the number of commits under way and a "dying" bit, so that
+// a handler on any thread and a commit starting on another agree on which comes first: once the process is
+// dying no commit starts (it waits for the end), and while a commit runs nobody starts dying.
+constexpr int kDying = 1 << 30;
+std::atomic<int> g_commit_state{0};
 std::atomic<int> g_pending_signal{0};
 constexpr int kCleanupSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
 
@@ -73,24 +76,40 @@ void DieOfSignal(int signal_number) {
   ::raise(signal_number);
 }
 
-extern "C" void OnCleanupSignal(int signal_number) {
-  if (g_committing.load() > 0) {
-    // Publishing: the signal waits. If the commit ended meanwhile and did not see it, whoever takes it back
-    // from g_pending_signal first acts on it, so it is neither lost nor acted on twice.
-    g_pending_signal.store(signal_number);
-    if (g_committing.load() > 0 || g_pending_signal.exchange(0) == 0) return;
-  }
-  DieOfSignal(signal_number);
+// Claims the right to end the process: true for exactly one caller, and only while no commit runs.
+bool StartDying() {
+  int state = g_commit_state.load();
+  while (state == 0)
+    if (g_commit_state.compare_exchange_weak(state, kDying)) return true;
+  return false;
 }
 
-// Signals wait while outputs are published (renamed, swapped back); the last one out acts on what arrived
-// meanwhile. Nothing in a section may block: the writes are finished before it.
+extern "C" void OnCleanupSignal(int signal_number) {
+  if (StartDying()) DieOfSignal(signal_number);
+  if (g_commit_state.load() & kDying) return;  // another thread is ending the process
+  // A commit runs: the signal waits for it. If it ended meanwhile without seeing the signal, whoever takes the
+  // signal back from g_pending_signal first acts on it, so it is neither lost nor acted on twice.
+  g_pending_signal.store(signal_number);
+  if (g_commit_state.load() == 0 && g_pending_signal.exchange(0) != 0 && StartDying()) DieOfSignal(signal_number);
+}
+
+// Signals wait while outputs are published (renamed, swapped back, copied in place); the last one out acts on
+// what arrived meanwhile. Writes that can wait on another process (a FIFO's reader) finish before a section.
 class CommitSection {
  public:
-  CommitSection() { g_committing.fetch_add(1); }
+  CommitSection() {
+    int state = g_commit_state.load();
+    for (;;) {
+      if (state & kDying) {
+        for (;;) ::pause();  // a signal handler is removing the temporary files and ending the process
+      }
+      if (g_commit_state.compare_exchange_weak(state, state + 1)) return;
+    }
+  }
   ~CommitSection() {
-    if (g_committing.fetch_sub(1) == 1)
-      if (const int signal_number = g_pending_signal.exchange(0)) DieOfSignal(signal_number);
+    if (g_commit_state.fetch_sub(1) == 1)
+      if (const int signal_number = g_pending_signal.exchange(0))
+        if (StartDying()) DieOfSignal(signal_number);
   }
   CommitSection(const CommitSection&) = delete;
   CommitSection& operator=(const CommitSection&) = delete;
@@ -381,14 +400,54 @@ void OutputFile::Finish() {
 }
 
 // A name beside the target for a hard link to its old content (the undo copy): unique, never an existing file.
+// Short, so that it fits beside a target whose own name is near the length limit.
 std::string OutputFile::LinkUndoCopy() {
   static std::atomic<unsigned> counter{0};
   for (int attempt = 0; attempt < 100; ++attempt) {
-    std::string undo = Sprintf("%s.previous-%d-%u", target_.c_str(), static_cast<int>(::getpid()), counter++);
+    const std::string undo = Sprintf("%s/flashviz.previous-%d-%u", DirectoryOf(target_).c_str(),
+                                     static_cast<int>(::getpid()), counter++);
     if (::link(target_.c_str(), undo.c_str()) == 0) return undo;
-    if (errno != EEXIST) break;  // a file system without hard links: no undo copy
+    if (errno != EEXIST) break;  // a file system without hard links: the caller copies instead
   }
   return {};
+}
+
+// A new, empty undo file beside the target (its name, or a short one when the target's is too long to extend);
+// the descriptor, or −1 with errno set.
+int OutputFile::CreateUndoFile() {
+  std::string undo = target_ + ".previous-XXXXXX";
+  int fd = ::mkostemp(undo.data(), O_CLOEXEC);
+  if (fd < 0 && errno == ENAMETOOLONG) {
+    undo = DirectoryOf(target_) + "/flashviz.previous-XXXXXX";
+    fd = ::mkostemp(undo.data(), O_CLOEXEC);
+  }
+  if (fd >= 0) undo_path_ = undo;
+  return fd;
+}
+
+// The target's old content copied into a new undo file (where no hard link can keep it); throws, leaving the
+// target untouched, when that cannot be done.
+void OutputFile::CopyUndo() {
+  const int target = ::open(target_.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
+  const int undo = target >= 0 ? CreateUndoFile() : -1;
+  int error = target < 0 || undo < 0 ? errno : 0;
+  struct stat info {};
+  if (!error && ::fstat(target, &info) == 0) ::fchmod(undo, info.st_mode & 07777);  // restored as it was
+  if (!error) {
+    try {
+      undo_slot_ = RegisterTemporary(undo_path_);
+    } catch (...) {
+      error = EMFILE;
+    }
+  }
+  if (!error) error = CopyContents(target, undo);
+  for (const int fd : {target, undo})
+    if (fd >= 0) ::close(fd);
+  if (error) {
+    DropUndoCopy();
+    throw InputError(Sprintf("cannot write %s: its old content could not be kept for the undo: %s", path_.c_str(),
+                             std::strerror(error)));
+  }
 }
 
 void OutputFile::Publish() {
@@ -403,9 +462,10 @@ void OutputFile::Publish() {
     }
     if (errno != EINVAL && errno != ENOSYS && errno != ENOTSUP)
       throw InputError(Sprintf("cannot write %s: %s", path_.c_str(), std::strerror(errno)));
-    // No exchange on this file system: a hard link keeps the old content for Unpublish.
+    // No exchange on this file system: a hard link keeps the old content for Unpublish, or else a copy.
     undo_path_ = LinkUndoCopy();
     if (!undo_path_.empty()) undo_slot_ = RegisterTemporary(undo_path_);
+    else CopyUndo();
     if (::rename(temp_path_.c_str(), target_.c_str()) != 0) {
       const int error = errno;
       DropUndoCopy();
@@ -413,6 +473,9 @@ void OutputFile::Publish() {
     }
   } else if (::renameat2(AT_FDCWD, temp_path_.c_str(), AT_FDCWD, target_.c_str(), RENAME_NOREPLACE) != 0) {
     if (errno == EEXIST) {  // the target appeared while we wrote: replace it like one that was there
+      struct stat appeared {};
+      if (::lstat(target_.c_str(), &appeared) != 0 || !S_ISREG(appeared.st_mode))
+        throw InputError(Sprintf("cannot write %s: something other than a file appeared there", path_.c_str()));
       target_existed_ = true;
       return Publish();
     }
@@ -438,10 +501,8 @@ void OutputFile::PublishInPlace() {
   if (target.fd < 0) Fail("write", errno);
   const Fd temp{::open(temp_path_.c_str(), O_RDONLY | O_CLOEXEC)};
   if (temp.fd < 0) Fail("write", errno);
-  std::string undo = target_ + ".previous-XXXXXX";
-  const Fd old_copy{::mkostemp(undo.data(), O_CLOEXEC)};
+  const Fd old_copy{CreateUndoFile()};
   if (old_copy.fd < 0) Fail("write", errno);
-  undo_path_ = undo;
   try {
     undo_slot_ = RegisterTemporary(undo_path_);
   } catch (...) {
@@ -473,10 +534,11 @@ void OutputFile::DropUndoCopy() {
   UnregisterTemporary(undo_slot_);
 }
 
-void OutputFile::Unpublish() {
-  if (!published_) return;
+std::string OutputFile::Unpublish() {
+  if (!published_) return {};
   published_ = false;
   bool restored = true;
+  std::string kept;  // where the old content stays when it cannot be put back
   if (mode_ == Mode::kRewriteInPlace) {
     const int target = ::open(target_.c_str(), O_WRONLY | O_CLOEXEC | O_NOCTTY);
     const int old_copy = ::open(undo_path_.c_str(), O_RDONLY | O_CLOEXEC);
@@ -487,6 +549,7 @@ void OutputFile::Unpublish() {
     restored = ::renameat2(AT_FDCWD, temp_path_.c_str(), AT_FDCWD, target_.c_str(), RENAME_EXCHANGE) == 0;
     if (!restored) {
       // The old content is under the temporary name: kept there, not discarded with the output.
+      kept = temp_path_;
       UnregisterTemporary(temp_slot_);
       temp_path_.clear();
     }
@@ -499,10 +562,12 @@ void OutputFile::Unpublish() {
   exchanged_ = false;
   if (restored) {
     DropUndoCopy();
-  } else {
-    UnregisterTemporary(undo_slot_);  // the undo copy, if any, stays where it is: it holds the old content
-    undo_path_.clear();
+    return {};
   }
+  if (kept.empty()) kept = undo_path_;
+  UnregisterTemporary(undo_slot_);  // the undo copy stays where it is: it holds the old content
+  undo_path_.clear();
+  return kept;
 }
 
 void OutputFile::Settle() {
@@ -526,7 +591,12 @@ void OutputFile::Discard() {
 void OutputFile::Commit() {
   Finish();  // may block (a FIFO, a paused terminal): outside the section, where signals act at once
   CommitSection section;
-  Publish();
+  try {
+    Publish();
+  } catch (...) {
+    Discard();  // the target is as it was; the temporary file goes at once
+    throw;
+  }
   Settle();
 }
 
@@ -563,9 +633,16 @@ void CommandFiles::Commit() {
   std::size_t published = 0;
   try {
     for (; published < outputs_.size(); ++published) outputs_[published]->Publish();
-  } catch (...) {
-    while (published > 0) outputs_[--published]->Unpublish();
-    throw;
+  } catch (const InputError& e) {
+    // Put back what was published; an old content that cannot be put back is kept, and the message says where.
+    std::string message = e.what();
+    while (published > 0) {
+      OutputFile& output = *outputs_[--published];
+      if (const std::string kept = output.Unpublish(); !kept.empty())
+        message += Sprintf("; %s could not be put back: its previous content is in %s", output.path().c_str(),
+                           kept.c_str());
+    }
+    throw InputError(message);
   }
   for (auto& output : outputs_) output->Settle();
 }

@@ -93,9 +93,12 @@ class OutputFile {
   void Finish();     // the data on disk, the temporary file closed: every write error surfaces here
   void Publish();         // the temporary file moved over the target, the old content kept as the undo copy
   void PublishInPlace();  // kRewriteInPlace: the target rewritten, its old content copied aside first
-  void Unpublish();       // puts the target back as it was before Publish (a copy it cannot restore is kept)
+  // Puts the target back as it was before Publish; when it cannot, the old content is kept and its path returned.
+  std::string Unpublish();
   void Settle();          // after a successful commit: the temporary file and the undo copy removed
   std::string LinkUndoCopy();
+  int CreateUndoFile();
+  void CopyUndo();
   void DropUndoCopy();
   void Discard();
   [[noreturn]] void Fail(const char* action, int error);

@@ -291,6 +291,28 @@ TEST_F(Files, AHardLinkedTargetSurvivesAFailedCopyAside) {
   EXPECT_EQ(Names(), (NameList{"link2", "linked"}));
 }
 
+// A name near the file system's limit (255 bytes) leaves no room for a suffix: the temporary and undo files then
+// take short names of their own, for a new target and for a hard-linked one rewritten in place.
+TEST_F(Files, NamesNearTheLengthLimitStillWork) {
+  const std::string name(250, 'n');
+  WriteWholeFile(Path(name), "first");
+  EXPECT_EQ(Get(Path(name)), "first");
+  ASSERT_EQ(::link(Path(name).c_str(), Path("short-link").c_str()), 0);
+  WriteWholeFile(Path(name), "second");
+  EXPECT_EQ(Get(Path("short-link")), "second");
+  EXPECT_EQ(Names(), (NameList{name, "short-link"}));
+}
+
+// A new output whose path is taken by something else while it is written: never swapped with a directory.
+TEST_F(Files, SomethingThatAppearsAtANewTargetIsNotReplaced) {
+  OutputFile out(Path("late"));
+  out.Write("data");
+  fs::create_directory(Path("late"));
+  EXPECT_THROW(out.Commit(), InputError);
+  EXPECT_TRUE(fs::is_directory(Path("late")));
+  EXPECT_EQ(Names(), NameList{"late"});
+}
+
 TEST_F(Files, AFailedWriteIsReportedAtOnce) {
   const FileSizeLimit limit(1 << 20);
   OutputFile out(Path("big"));
