@@ -86,8 +86,7 @@ cuda::SweepSpec ToSpec(const BenchOptions& o) {
 std::vector<cuda::BenchRow> LoadCsvs(const std::string& list) {
   std::vector<cuda::BenchRow> rows;
   for (const std::string& path : SplitList(list)) {
-    std::vector<cuda::BenchRow> more =
-        cuda::ParseBenchCsv(ReadWholeFile(path, cuda::kMaxBenchCsvBytes, "a benchmark CSV"), path);
+    std::vector<cuda::BenchRow> more = cuda::ReadBenchCsv(path);
     rows.insert(rows.end(), more.begin(), more.end());
   }
   return rows;

@@ -173,13 +173,11 @@ class ParallelReader {
     ParallelFor(pieces, pieces, [&](std::int64_t piece, int) {
       const std::size_t begin = std::min(bytes, static_cast<std::size_t>(piece) * per_piece);
       const std::size_t end = std::min(bytes, begin + per_piece);
-      ReadExactly(static_cast<char*>(dst) + begin, end - begin, offset + static_cast<std::int64_t>(begin));
+      file_.ReadAt(static_cast<char*>(dst) + begin, end - begin, offset + static_cast<std::int64_t>(begin));
     });
   }
 
  private:
-  void ReadExactly(char* dst, std::size_t bytes, std::int64_t offset) const { file_.ReadAt(dst, bytes, offset); }
-
   InputFile file_;
   std::thread readahead_;
 };
@@ -213,13 +211,14 @@ int RunHw4Cuda(const Hw4Options& o, const Hw4Input& header, const Clock::time_po
   };
   OverflowRepair overflow(header.n, header.d);
   std::int64_t batches_written = 0;
-  std::vector<float> repaired, batch_qkv(3 * head_floats);
+  std::vector<float> repaired, batch_qkv;  // allocated only when a batch overflows
   const auto write = [&](const float* src, std::size_t floats) {  // on the pipeline's writer thread
     const auto batches = static_cast<std::int64_t>(floats / head_floats);
     const float* data = src;
     if (!AllFinite(src, floats)) {  // copied only then: the common case writes the pinned buffer as it is
       repaired.assign(src, src + floats);
       overflow.Repair(repaired.data(), batches_written, batches, [&](std::int64_t b) {
+        batch_qkv.resize(3 * head_floats);
         read(b, 1, batch_qkv.data());
         return static_cast<const float*>(batch_qkv.data());
       });

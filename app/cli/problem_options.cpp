@@ -24,8 +24,6 @@ std::optional<double> ParseScale(const std::string& text) {
 AttentionProblem ResolveFromOptions(const ProblemRequest& request) {
   try {
     return ResolveProblem(request);
-  } catch (const UsageError&) {
-    throw;
   } catch (const InputError& e) {
     throw UsageError(e.what());
   }

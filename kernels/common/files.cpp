@@ -303,6 +303,7 @@ void OutputFile::Open() {
     if (fd_ < 0 || ::fstat(fd_, &info) != 0) Fail("write", errno);
     if ((::fcntl(fd_, F_GETFL) & O_ACCMODE) == O_RDONLY) Fail("write", EBADF);
     identity_ = Identity(info);
+    character_device_ = S_ISCHR(info.st_mode);
     return;
   }
   struct stat info {};
@@ -314,6 +315,7 @@ void OutputFile::Open() {
       // A device or a FIFO cannot be replaced: written through. O_NONBLOCK: a FIFO with no reader is an error
       // now rather than a wait without end.
       mode_ = Mode::kWriteThrough;
+      character_device_ = S_ISCHR(info.st_mode);
       fd_ = ::open(target_.c_str(), O_WRONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
       if (fd_ < 0 && errno == ENXIO && S_ISFIFO(info.st_mode))
         throw InputError(Sprintf("cannot write %s: a FIFO with no reader (start the reader first)", path_.c_str()));
@@ -616,10 +618,8 @@ OutputFile& CommandFiles::AddOutput(const std::string& path) {
     if (input.identity == output->identity_)
       throw InputError(Sprintf("%s is the same file as the input %s: refusing to write over an input", path.c_str(),
                                input.path.c_str()));
-  struct stat info {};
-  const bool device = output->writes_through() && ::stat(output->target_.c_str(), &info) == 0 && S_ISCHR(info.st_mode);
   for (const auto& other : outputs_)
-    if (other->identity_ == output->identity_ && !device)
+    if (other->identity_ == output->identity_ && !output->character_device_)
       throw InputError(Sprintf("%s and %s are the same file: give each output its own", other->path().c_str(),
                                path.c_str()));
   outputs_.push_back(std::move(output));

@@ -111,6 +111,7 @@ class OutputFile {
   int undo_slot_ = -1;
   Mode mode_ = Mode::kReplace;
   bool target_existed_ = false;
+  bool character_device_ = false;  // /dev/null, a terminal: two outputs to one lose nothing
   bool published_ = false;
   bool exchanged_ = false;   // published by swapping with the old target: temp_path_ now holds the old file
   int fd_ = -1;

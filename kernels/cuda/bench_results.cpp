@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <map>
 
+#include "kernels/common/files.h"
 #include "kernels/common/format.h"
 #include "kernels/cpu/problem.h"
 
@@ -187,6 +188,11 @@ std::vector<BenchRow> ParseBenchCsv(std::string_view text, const std::string& so
   }
   if (column.empty()) throw InputError(Sprintf("%s: empty file", source.c_str()));
   return rows;
+}
+
+std::vector<BenchRow> ReadBenchCsv(const std::string& path) {
+  constexpr std::int64_t kMaxBenchCsvBytes = std::int64_t{64} << 20;
+  return ParseBenchCsv(ReadWholeFile(path, kMaxBenchCsvBytes, "a benchmark CSV"), path);
 }
 
 std::string DescribeSweep(const SweepSpec& spec, std::size_t points) {

@@ -50,14 +50,14 @@ struct BenchRow {
   bool Ok() const { return status == "ok"; }
 };
 
-// A benchmark CSV is a few hundred rows; a file far beyond that is not one (and is not read into memory).
-inline constexpr std::int64_t kMaxBenchCsvBytes = std::int64_t{64} << 20;
-
 std::string BenchCsvHeader();                // the header line, with '\n'
 std::string BenchCsvLine(const BenchRow& row);  // one line, with '\n'; fields with commas or quotes are quoted
 // Reads a CSV with at least the columns kernel, dtype, B, H, N, d, ms_median (any order, others ignored; empty
 // numbers are NaN). Throws InputError("<source>: line L: ...") on malformed input.
 std::vector<BenchRow> ParseBenchCsv(std::string_view text, const std::string& source);
+// ParseBenchCsv of a file, read through kernels/common/files.h within a size bound (a benchmark CSV is a few
+// hundred rows: a file far beyond that is not one, and is not read into memory). Throws InputError.
+std::vector<BenchRow> ReadBenchCsv(const std::string& path);
 
 // "42 points: 7 kernels × N = 512 to 16384, d = 64, fp32, H = 16, B·H = min(1024, 2³²/N²)": for progress
 // headers and plot titles.

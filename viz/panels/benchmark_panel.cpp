@@ -168,8 +168,7 @@ cuda::SweepSpec SpecFrom(const BenchmarkPanelState& s) {
 
 std::vector<cuda::BenchRow> LoadCsv(const std::string& path, std::string& message) {
   try {
-    std::vector<cuda::BenchRow> rows =
-        cuda::ParseBenchCsv(ReadWholeFile(path, cuda::kMaxBenchCsvBytes, "a benchmark CSV"), path);
+    std::vector<cuda::BenchRow> rows = cuda::ReadBenchCsv(path);
     message = Sprintf("loaded %zu rows from %s", rows.size(), path.c_str());
     return rows;
   } catch (const std::exception& e) {
