@@ -73,8 +73,13 @@ timeout 60 "$bin/flashviz" --n 1024 --d 64 --sram 49152 --step 2000 --width 1920
   --bench-frames 300 2>&1 | tail -2 | tee -a "$summary"
 for size in 1280x720 1920x1080; do
   timeout 90 "$bin/flashviz" --n 512 --d 64 --br 64 --bc 64 --order q --step 330 --panel gpu --gl egl \
-    --width "${size%x*}" --height "${size#*x}" --screenshot "$out/live-gpu-$size.png" 2>&1 | tail -2 | tee -a "$summary"
+    --width "${size%x*}" --height "${size#*x}" --screenshot "$out/live-gpu-$size.png" 2>&1 | tail -3 | tee -a "$summary"
 done
+# The same tab drawn through the host on purpose (the tab's switch, set by a session), to compare the two paths.
+printf '%s\n' '{"flashviz_session": 1, "problem": {"n": 512, "d": 64, "tiles": "explicit", "br": 64, "bc": 64,' \
+  '"order": "q"}, "step": 330, "tab": "gpu", "live_gpu": {"force_host_copy": true}}' > "$work/host-copy.json"
+timeout 90 "$bin/flashviz" --session "$work/host-copy.json" --panel gpu --gl egl --width 1920 --height 1080 \
+  --screenshot "$out/live-gpu-host-copy-1920x1080.png" 2>&1 | tail -3 | tee -a "$summary"
 
 say "== causal sweep, d = 64 (B·H as docs/peers.md; TFLOP/s count half the FLOPs)"
 f=$bin/flashviz n=1024,2048,4096,8192

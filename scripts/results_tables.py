@@ -9,6 +9,8 @@ what its CSVs give (a hand edit, or a new run not yet written in). The progressi
 scripts/kernel_results.py the same way.
 """
 import csv
+import glob
+import json
 import os
 import re
 import sys
@@ -17,6 +19,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HW4_RUN = "docs/results/2026-11-21-h200-hw4"
 MMA_RUN = "docs/results/mma-run6-2026-11-21"
 CAUSAL_RUN = "docs/results/2026-11-21-h200-check"
+ABLATION_RUN = "docs/results/mma-run3-2026-11-21"
+CPU_RUN = "docs/results/2026-11-25-cpu"
+GPU_CHECK_RUN = "docs/results/2026-11-25-h100-check"
 
 
 def rows(path):
@@ -94,10 +99,198 @@ def causal():
     return out
 
 
+def text(path):
+    return open(os.path.join(ROOT, path), encoding="utf-8").read()
+
+
+def flash2_ablation():
+    """flash2_mma's options bits, one at a time and all together, against the default kernel of the same run."""
+    key = lambda r: (r["dtype"], int(r["d"]), int(r["causal"]), int(r["n"]))
+    default = {key(r): float(r["tflops"]) for r in rows(f"{ABLATION_RUN}/ours.csv") if r["options"] == "default"}
+    out = ["| options (bits off) | dtype | d | causal | N | TFLOP/s | default / this |", "|---|---|---|---|---|---|---|"]
+    for r in rows(f"{ABLATION_RUN}/ours.csv"):
+        if r["options"] != "default":
+            tflops = float(r["tflops"])
+            out.append(f"| {r['options']} | {r['dtype']} | {r['d']} | {'yes' if r['causal'] == '1' else 'no'} | "
+                       f"{r['n']} | {tflops:.0f} | {default[key(r)] / tflops:.2f}× |")
+    return out
+
+
+def flash3_options():
+    """flash3_wgmma's options bits: the range of default / this over dtypes and N, per d and mask. The ablation
+    pass times the default right before its variants, so each ratio is taken against that default."""
+    ratios, default = {}, None
+    for r in rows(f"{MMA_RUN}/ours.csv"):
+        if r["kernel"] != "flash3_wgmma":
+            continue
+        if r["options"] == "default":
+            default = float(r["tflops"])
+        elif default:
+            ratios.setdefault(r["options"], {}).setdefault((int(r["d"]), int(r["causal"])), []).append(
+                default / float(r["tflops"]))
+    what = {"serial-softmax": "the intra-warpgroup overlap (softmax of tile j while the tensor cores add "
+                              "P̃_{j−1}V_{j−1}; FA3's Algorithm 2)",
+            "direct-store": "O through shared memory and 16-byte stores",
+            "other-grid": "the persistent grid (causal d = 128: one block per Q tile, the default there)"}
+    columns = [(64, 0), (64, 1), (128, 0), (128, 1)]
+    out = ["| options bit | what it turns off | d = 64 full | d = 64 causal | d = 128 full | d = 128 causal |",
+           "|---|---|---|---|---|---|"]
+    for option, by_shape in ratios.items():
+        cells = [f"{min(by_shape[c]):.2f}-{max(by_shape[c]):.2f}×" for c in columns]
+        out.append(f"| {option} | {what[option]} | " + " | ".join(cells) + " |")
+    return out
+
+
+def ncu():
+    """Nsight Compute's launch figures for flash2_mma and FA2, fp16, d = 128, without the mask."""
+    metrics = {"duration (ms)": r"Duration\s+ms\s+(\S+)",
+               "registers / thread, blocks / SM": None,
+               "shared memory / block (KB)": r"Dynamic Shared Memory Per Block\s+Kbyte/block\s+(\S+)",
+               "issued warps / scheduler / cycle": r"Issued Warp Per Scheduler\s+(\S+)",
+               "eligible warps / scheduler": r"Eligible Warps Per Scheduler\s+warp\s+(\S+)",
+               "DRAM throughput (%)": r"DRAM Throughput\s+%\s+(\S+)"}
+    launches = [("flash2_mma", "flash2_mma", 1024), ("FA2", "fa2", 1024), ("flash2_mma", "flash2_mma", 16384),
+                ("FA2", "fa2", 16384)]
+    reports = [text(f"{CAUSAL_RUN}/ncu-{file}-n{n}.txt") for _, file, n in launches]
+    out = ["| | " + " | ".join(f"{name} N = {n}" for name, _, n in launches) + " |", "|---" * 5 + "|"]
+    for label, pattern in metrics.items():
+        cells = []
+        for report in reports:
+            if pattern:
+                value = re.search(pattern, report).group(1)
+                cells.append(f"{float(value):.1f}" if label.startswith("shared") or label.startswith("DRAM")
+                             else value)
+            else:
+                limits = [int(v) for v in re.findall(r"Block Limit \w[\w ]*?\s+block\s+(\d+)", report)]
+                registers = re.search(r"Registers Per Thread\s+register/thread\s+(\d+)", report).group(1)
+                cells.append(f"{registers}, {min(limits)}")
+        out.append(f"| {label} | " + " | ".join(cells) + " |")
+    return out
+
+
+def sass():
+    """Static SASS instruction counts of the four default kernels (fp16), from the run's cuobjdump."""
+    lines = text(f"{MMA_RUN}/info.txt").splitlines()
+    header = next(i for i, line in enumerate(lines) if line.startswith("kernel,HMMA"))
+    counts = {}
+    for line in lines[header + 1:]:
+        if not line.startswith("_Z"):
+            break
+        name, *values = line.split(",")
+        counts[name] = values
+    # The template's last argument is the set of flags turned on. flash2_mma's defaults are DefaultFlags<kD>() in
+    # kernels/cuda/mma/flash2_mma_kernel.cuh: swizzle, pipeline, P̃ in registers and 32 rows a warp (1+2+4+16),
+    # with Q_i in registers (8) at d = 64 only; flash3_wgmma's turns on both of its flags (3).
+    kernels = [("flash2_mma d = 64 (default)", "Flash2MmaKernelI6__halfLi64ELj31E"),
+               ("flash2_mma d = 128 (default)", "Flash2MmaKernelI6__halfLi128ELj23E"),
+               ("flash3_wgmma d = 64 (default)", "Flash3WgmmaKernelI6__halfLi64ELj3E"),
+               ("flash3_wgmma d = 128 (default)", "Flash3WgmmaKernelI6__halfLi128ELj3E")]
+    columns = lines[header].split(",")[1:]
+    out = ["| kernel | " + " | ".join(columns) + " |", "|---" * (len(columns) + 1) + "|"]
+    for label, mangled in kernels:
+        values = next(v for name, v in counts.items() if mangled in name)
+        out.append(f"| {label} | " + " | ".join(values) + " |")
+    return out
+
+
+def benchmark_medians(name):
+    data = json.load(open(os.path.join(ROOT, CPU_RUN, name), encoding="utf-8"))
+    return {b["run_name"]: b for b in data["benchmarks"] if b.get("aggregate_name") == "median"}
+
+
+def cpu_benchmarks():
+    """The model and the CPU path on the machine without a GPU: medians of Google Benchmark repetitions."""
+    cpu, stepper = benchmark_medians("cpu_attention.json"), benchmark_medians("stepper.json")
+    ms = lambda b: b["real_time"] * {"ms": 1, "us": 1e-3, "ns": 1e-6}[b["time_unit"]]
+    fast, ref = cpu["BM_FastFloat32/2048/64/real_time"], cpu["BM_ReferenceFloat64/2048/64/real_time"]
+    fast4k = cpu["BM_FastFloat32/4096/64/real_time"]
+    kv, q = stepper["BM_StateAtN4096/0/50"], stepper["BM_StateAtN4096/1/50"]
+    ledger48, ledger16 = stepper["BM_CountOnlyN32768/0/64/49152"], stepper["BM_CountOnlyN32768/0/64/16384"]
+    steps = lambda b: f"{int(b['label'].split()[0]) / 1e6:.1f} M steps"  # the label: "N steps, B_r=…"
+    out = ["| what | command | result |", "|---|---|---|",
+           f"| fast CPU FlashAttention vs the float64 reference, N = 2048, d = 64 | `build/bench/cpu_attention_bench "
+           f"--benchmark_repetitions=5` | {ms(fast):.3g} ms vs {ms(ref):.3g} ms: **{ms(ref) / ms(fast):.0f}×** "
+           f"({fast['GFLOP/s']:.0f} GFLOP/s vs {ref['GFLOP/s']:.1f}) |",
+           f"| the same at N = 4096, d = 64 | same | {ms(fast4k):.3g} ms ({fast4k['GFLOP/s']:.0f} GFLOP/s) |",
+           f"| StateAt (jump to any step) at N = 4096, d = 64, M = 48 KiB, middle of the run | "
+           f"`build/bench/stepper_bench` | {ms(kv):.2g} ms (kv), {ms(q):.2g} ms (q: tile i computed through all its "
+           f"K/V tiles) |",
+           f"| count-only ledger, N = 32768, d = 64, M = 48 KiB ({steps(ledger48)}) | same | {ms(ledger48):.3g} ms |",
+           f"| count-only ledger, N = 32768, d = 64, M = 16 KiB (B_r = B_c = 16, {steps(ledger16)}) | same | "
+           f"{ms(ledger16):.3g} ms |"]
+    return out
+
+
+def frame_cells(line):
+    """'frame time: median 7.70 ms (130.0 fps), p95 9.40 ms (106.4 fps)' -> the two table cells."""
+    m = re.search(r"median (\S+) ms \((\S+) fps\), p95 (\S+) ms \((\S+) fps\)", line)
+    return (f"{float(m.group(1)):.1f} ms ({float(m.group(2)):.0f} fps)",
+            f"{float(m.group(3)):.1f} ms ({float(m.group(4)):.0f} fps)")
+
+
+def gpu_check_summary():
+    """The newest summary of the GPU check run (scripts/gpu_check.sh writes one per commit it checked)."""
+    paths = glob.glob(os.path.join(ROOT, GPU_CHECK_RUN, "summary-*.txt"))
+    return text(os.path.relpath(max(paths, key=lambda p: re.search(r"^date: (\S+)", open(p).read(), re.M)[1]), ROOT))
+
+
+def gui_frames():
+    """--bench-frames under Xvfb and llvmpipe on the machine without a GPU, and through EGL on the GPU."""
+    machine = text(f"{CPU_RUN}/machine.txt")
+    cpu = re.search(r"^cpu: (.*)$", machine, re.M)[1]
+    load = re.search(r"^load average before: (\S+)", machine, re.M)[1]
+    out = ["| where | command | median | p95 |", "|---|---|---|---|"]
+    for i, line in enumerate(text(f"{CPU_RUN}/frames.txt").splitlines()):
+        options, result = line.split("\t")
+        where = f"{cpu}, Xvfb + Mesa llvmpipe, load ≈ {float(load):.1f}" if i == 0 else "same"
+        command = f'`xvfb-run -a -s "-screen 0 1920x1080x24" flashviz {options}`'
+        out.append(f"| {where} | {command} | " + " | ".join(frame_cells(result)) + " |")
+    summary = gpu_check_summary()
+    gpu = re.search(r"^(NVIDIA [^,]+),", summary, re.M)[1]
+    command = re.search(r"^(--bench-frames: .*|bench-frames: .*)$", summary, re.M)
+    frames = re.search(r"^frame time: .*$", summary, re.M)[0]
+    out.append(f"| {gpu}, EGL (no display) | `flashviz --n 1024 --d 64 --sram 49152 --step 2000 --width 1920 "
+               f"--height 1080 --gl egl --bench-frames 300` | " + " | ".join(frame_cells(frames)) + " |")
+    return out
+
+
+def live_gpu():
+    """What the GPU check run says of the instrumented kernels, trace --gpu and the live tab."""
+    summary = gpu_check_summary()
+    tests = {m[1]: m[2].strip() for m in re.finditer(r"^(\w+_tests)\s+rc=\d+\s+(.*)$", summary, re.M)}
+    out = ["| check | result |", "|---|---|",
+           f"| instrumented kernels vs the stepper, random shapes, both orders, causal (`cuda_probe_tests`) | "
+           f"{tests['cuda_probe_tests']} |",
+           f"| interop texture vs the host-computed colormap, pixel for pixel (`interop_tests`, EGL) | "
+           f"{tests['interop_tests']} |",
+           f"| the live tab rendered headless, both orders, causal and not (`live_view_tests`) | "
+           f"{tests['live_view_tests']} |"]
+    for order, line in re.findall(r"^(kv|q): (.*agrees.*)$", summary, re.M):
+        agreement = line.split(": agrees")[1].split(" (tolerance")[0].replace("|", "\\|")
+        out.append(f"| `trace --gpu --n 1000 --d 64 --sram 49152 --causal --order {order}` | agrees{agreement} |")
+    # The check draws the tab at 1280×720 and 1920×1080 through interop, then at 1920×1080 through the host.
+    for path in ["interop", "host copy"]:
+        timings = re.findall(rf"^live GPU timings: (.*\({path}\))$", summary, re.M)
+        if timings:
+            out.append(f"| live tab, N = 512, d = 64, q order, drawn through {'the ' if path == 'host copy' else ''}"
+                       f"{path}: what it times | {timings[-1]} |")
+    frames = re.search(r"^frame time: .*$", summary, re.M)
+    if frames:
+        out.append(f"| the GUI at N = 1024 (1920×1080, EGL), `--bench-frames 300` | {frames[0][len('frame time: '):]} |")
+    return out
+
+
 TABLES = {"hw4-kernels": ("README.md", hw4_kernels, HW4_RUN),
           "hw4-end-to-end": ("README.md", hw4_end_to_end, HW4_RUN),
           "flagships": ("kernels/README.md", flagships, MMA_RUN),
-          "causal": ("kernels/README.md", causal, CAUSAL_RUN)}
+          "causal": ("kernels/README.md", causal, CAUSAL_RUN),
+          "flash2-ablation": ("kernels/README.md", flash2_ablation, ABLATION_RUN),
+          "flash3-options": ("kernels/README.md", flash3_options, MMA_RUN),
+          "ncu": ("kernels/README.md", ncu, CAUSAL_RUN),
+          "sass": ("kernels/README.md", sass, MMA_RUN),
+          "cpu-benchmarks": ("README.md", cpu_benchmarks, CPU_RUN),
+          "gui-frames": ("README.md", gui_frames, CPU_RUN + " and " + GPU_CHECK_RUN),
+          "live-gpu": ("README.md", live_gpu, GPU_CHECK_RUN)}
 
 
 def main():

@@ -346,10 +346,19 @@ OffscreenFrame RenderOffscreenFrame(const GuiOptions& o, GlBackend backend) {
   glFinish();
   out.image = fbo.Read();
   out.renderer = context->description();
-  if (const LiveGpuView& gpu = model.live_gpu(); gpu.has_result)
-    out.live_gpu = gpu.error.empty() ? Sprintf("live GPU view (%s): %s; %s", gpu.device.c_str(), gpu.path_note.c_str(),
-                                               gpu.summary.empty() ? gpu.probe_note.c_str() : gpu.summary.c_str())
-                                     : "live GPU view failed: " + gpu.error;
+  if (const LiveGpuView& gpu = model.live_gpu(); gpu.has_result && !gpu.error.empty()) {
+    out.live_gpu = "live GPU view failed: " + gpu.error;
+  } else if (gpu.has_result) {
+    out.live_gpu = Sprintf("live GPU view (%s): %s; %s", gpu.device.c_str(), gpu.path_note.c_str(),
+                           gpu.summary.empty() ? gpu.probe_note.c_str() : gpu.summary.c_str());
+    // The figures the tab shows, as a line of their own for the device scripts' summaries (docs/results/).
+    out.live_gpu += "\nlive GPU timings:";
+    if (gpu.variant_repeats > 0)
+      out.live_gpu += Sprintf(" %s median %.3f ms, min %.3f ms over %d runs;", gpu.variant_id.c_str(),
+                              gpu.variant_ms_median, gpu.variant_ms_min, gpu.variant_repeats);
+    if (!gpu.probe_kernel.empty()) out.live_gpu += Sprintf(" %s %.3f ms;", gpu.probe_kernel.c_str(), gpu.probe_ms);
+    out.live_gpu += Sprintf(" colormaps %.3f ms (%s)", gpu.draw_ms, gpu.interop ? "interop" : "host copy");
+  }
   return out;
 }
 
