@@ -4,7 +4,8 @@
 #   scripts/cuda_device_run.sh validate BIN_DIR OUT_DIR   GPU tests, compute-sanitizer memcheck + racecheck, probes
 #   scripts/cuda_device_run.sh measure  BIN_DIR OUT_DIR   the benchmark sweeps and PyTorch's backends on the same shapes
 #   scripts/cuda_device_run.sh check    BIN_DIR OUT_DIR   GPU tests, both sanitizers, the bench CLI test, and a short
-#                                                       sweep drawn with --png (a GUI build: its libraries in BIN_DIR/lib)
+#                                                       sweep drawn with --png (a GUI build: its libraries in
+#                                                       BIN_DIR/lib)
 # BIN_DIR holds flashviz and kernels_cuda_*_tests (README, "CUDA kernels and `bench`", says how to build them).
 # OUT_DIR gets cuda-MODE.tgz: the logs and CSVs. Every step has its own time limit so one hang cannot eat the run.
 set -u
@@ -29,7 +30,8 @@ fi
 
 if [ "$mode" = validate ]; then
   timeout 30 "$BIN/kernels_cuda_registry_tests" > "$work/registry_tests.log" 2>&1; echo "registry tests rc=$?"
-  timeout 30 "$BIN/kernels_cuda_launch_table_tests" > "$work/launch_table_tests.log" 2>&1; echo "launch table tests rc=$?"
+  timeout 30 "$BIN/kernels_cuda_launch_table_tests" > "$work/launch_table_tests.log" 2>&1
+  echo "launch table tests rc=$?"
   timeout 120 "$BIN/kernels_cuda_gpu_tests" > "$work/gpu_tests.log" 2>&1; echo "gpu tests rc=$?"
   grep -E "^\[  (FAILED|PASSED|SKIPPED) |tests ran" "$work/gpu_tests.log" | head -40
   grep -B2 -A6 "Failure" "$work/gpu_tests.log" | head -60
@@ -46,15 +48,21 @@ if [ "$mode" = validate ]; then
   timeout 60 $f bench --kernels naive,tiled,flash1,flash2_row,flash2_warp,math --n 1024 --d 64 --batch 4 --heads 16 \
     --csv "$work/probe_fp32_1024.csv" 2>&1 | tail -9
   for opt in 0 1; do
-    timeout 30 $f bench --kernels flash2_warp --n 4096 --d 64 --batch 4 --heads 16 --options $opt --csv "$work/probe_warp64_$opt.csv" 2>&1 | grep -E "^\[|ms "
-    timeout 30 $f bench --kernels flash2_warp --n 4096 --d 128 --batch 4 --heads 16 --options $opt --csv "$work/probe_warp128_$opt.csv" 2>&1 | grep -E "^\["
-    timeout 30 $f bench --kernels flash2_wmma --n 4096 --d 64 --batch 4 --heads 16 --dtype fp16 --options $opt --csv "$work/probe_wmma64_$opt.csv" 2>&1 | grep -E "^\["
-    timeout 30 $f bench --kernels flash2_wmma --n 4096 --d 128 --batch 4 --heads 16 --dtype fp16 --options $opt --csv "$work/probe_wmma128_$opt.csv" 2>&1 | grep -E "^\["
+    timeout 30 $f bench --kernels flash2_warp --n 4096 --d 64 --batch 4 --heads 16 --options $opt \
+      --csv "$work/probe_warp64_$opt.csv" 2>&1 | grep -E "^\[|ms "
+    timeout 30 $f bench --kernels flash2_warp --n 4096 --d 128 --batch 4 --heads 16 --options $opt \
+      --csv "$work/probe_warp128_$opt.csv" 2>&1 | grep -E "^\["
+    timeout 30 $f bench --kernels flash2_wmma --n 4096 --d 64 --batch 4 --heads 16 --dtype fp16 --options $opt \
+      --csv "$work/probe_wmma64_$opt.csv" 2>&1 | grep -E "^\["
+    timeout 30 $f bench --kernels flash2_wmma --n 4096 --d 128 --batch 4 --heads 16 --dtype fp16 --options $opt \
+      --csv "$work/probe_wmma128_$opt.csv" 2>&1 | grep -E "^\["
   done
-  timeout 60 $f bench --kernels flash2_row,math --n 4096 --d 64 --batch 4 --heads 16 --csv "$work/probe_fp32_4096.csv" 2>&1 | grep -E "^\["
-  timeout 90 python3 scripts/peers.py --n 4096 --d 64 --batch 4 --heads 16 --dtype fp32 --backends torch_efficient,torch_math \
-    --csv "$work/probe_peers.csv" 2>&1 | tail -3
-  timeout 60 python3 scripts/peers.py --n 4096 --d 64 --batch 4 --heads 16 --dtype fp16 --csv "$work/probe_peers.csv" --append 2>&1 | tail -4
+  timeout 60 $f bench --kernels flash2_row,math --n 4096 --d 64 --batch 4 --heads 16 \
+    --csv "$work/probe_fp32_4096.csv" 2>&1 | grep -E "^\["
+  timeout 90 python3 scripts/peers.py --n 4096 --d 64 --batch 4 --heads 16 --dtype fp32 \
+    --backends torch_efficient,torch_math --csv "$work/probe_peers.csv" 2>&1 | tail -3
+  timeout 60 python3 scripts/peers.py --n 4096 --d 64 --batch 4 --heads 16 --dtype fp16 \
+    --csv "$work/probe_peers.csv" --append 2>&1 | tail -4
   exit 0
 fi
 
@@ -64,19 +72,32 @@ if [ "$mode" = measure ]; then
   run() { echo "+ $*" >> "$work/commands.txt"; "$@"; }
   timeout 120 "$BIN/kernels_cuda_gpu_tests" > "$work/gpu_tests.log" 2>&1; echo "gpu tests rc=$?"
   grep -E "^\[  (PASSED|FAILED) " "$work/gpu_tests.log"
-  # The progression, fp32, d = 64. naive stops at N = 2048: at 4096 one call takes over a second (22 calls a point).
-  run timeout 100 $f bench --kernels naive --n 512,1024,2048 --d 64 --csv "$work/fp32_d64_naive.csv" 2> "$work/fp32_d64_naive.log"
-  run timeout 150 $f bench --kernels tiled,flash1,flash2_row,flash2_warp,math --n $n_all --d 64 --csv "$work/fp32_d64.csv" 2> "$work/fp32_d64.log"
-  run timeout 120 $f bench --kernels flash2_warp,math --n 1024,4096,16384 --d 128 --csv "$work/fp32_d128.csv" 2> "$work/fp32_d128.log"
-  run timeout 120 $f bench --kernels flash2_wmma,math --n $n_all --d 64 --dtype fp16 --csv "$work/fp16_d64.csv" 2> "$work/fp16_d64.log"
-  run timeout 120 $f bench --kernels flash2_wmma,math --n $n_all --d 128 --dtype fp16 --csv "$work/fp16_d128.csv" 2> "$work/fp16_d128.log"
-  run timeout 60 $f bench --kernels flash2_wmma --n 1024,4096,16384 --d 64 --dtype bf16 --csv "$work/bf16_d64.csv" 2> "$work/bf16_d64.log"
-  run timeout 60 $f bench --kernels flash2_wmma --n 1024,4096,16384 --d 128 --dtype bf16 --csv "$work/bf16_d128.csv" 2> "$work/bf16_d128.log"
+  # The progression, fp32, d = 64. naive stops at N = 2048: at 4096 one call takes over a second (22 calls a
+  # point).
+  run timeout 100 $f bench --kernels naive --n 512,1024,2048 --d 64 \
+    --csv "$work/fp32_d64_naive.csv" 2> "$work/fp32_d64_naive.log"
+  run timeout 150 $f bench --kernels tiled,flash1,flash2_row,flash2_warp,math --n $n_all --d 64 \
+    --csv "$work/fp32_d64.csv" 2> "$work/fp32_d64.log"
+  run timeout 120 $f bench --kernels flash2_warp,math --n 1024,4096,16384 --d 128 \
+    --csv "$work/fp32_d128.csv" 2> "$work/fp32_d128.log"
+  run timeout 120 $f bench --kernels flash2_wmma,math --n $n_all --d 64 --dtype fp16 \
+    --csv "$work/fp16_d64.csv" 2> "$work/fp16_d64.log"
+  run timeout 120 $f bench --kernels flash2_wmma,math --n $n_all --d 128 --dtype fp16 \
+    --csv "$work/fp16_d128.csv" 2> "$work/fp16_d128.log"
+  run timeout 60 $f bench --kernels flash2_wmma --n 1024,4096,16384 --d 64 --dtype bf16 \
+    --csv "$work/bf16_d64.csv" 2> "$work/bf16_d64.log"
+  run timeout 60 $f bench --kernels flash2_wmma --n 1024,4096,16384 --d 128 --dtype bf16 \
+    --csv "$work/bf16_d128.csv" 2> "$work/bf16_d128.log"
   run timeout 150 python3 scripts/peers.py --n $n_all --d 64 --dtype fp16 --csv "$work/peers.csv" 2> "$work/peers.log"
-  run timeout 150 python3 scripts/peers.py --n $n_all --d 128 --dtype fp16 --csv "$work/peers.csv" --append 2>> "$work/peers.log"
-  run timeout 150 python3 scripts/peers.py --n $n_all --d 64 --dtype fp32 --backends torch_efficient,torch_math --csv "$work/peers.csv" --append 2>> "$work/peers.log"
-  run timeout 100 python3 scripts/peers.py --n 1024,4096,16384 --d 128 --dtype fp32 --backends torch_efficient,torch_math --csv "$work/peers.csv" --append 2>> "$work/peers.log"
-  for log in "$work"/*.log; do echo "== $log"; grep -E "^ms|^[a-z_0-9]+ +[0-9–]" "${log%.log}.csv" >/dev/null 2>&1; tail -2 "$log"; done
+  run timeout 150 python3 scripts/peers.py --n $n_all --d 128 --dtype fp16 --csv "$work/peers.csv" --append \
+    2>> "$work/peers.log"
+  run timeout 150 python3 scripts/peers.py --n $n_all --d 64 --dtype fp32 --backends torch_efficient,torch_math \
+    --csv "$work/peers.csv" --append 2>> "$work/peers.log"
+  run timeout 100 python3 scripts/peers.py --n 1024,4096,16384 --d 128 --dtype fp32 \
+    --backends torch_efficient,torch_math --csv "$work/peers.csv" --append 2>> "$work/peers.log"
+  for log in "$work"/*.log; do
+    echo "== $log"; grep -E "^ms|^[a-z_0-9]+ +[0-9–]" "${log%.log}.csv" >/dev/null 2>&1; tail -2 "$log"
+  done
   grep -h -E "validation failed|error:" "$work"/*.log | head -20
   exit 0
 fi
@@ -95,7 +116,8 @@ if [ "$mode" = check ]; then
   timeout 60 python3 scripts/peers.py --n 1024,2048,4096 --d 64 --dtype fp16 --backends torch_flash,torch_efficient \
     --csv "$work/peers.csv" 2> "$work/peers.log"
   timeout 60 "$BIN/flashviz" bench --kernels flash2_wmma,math --n 1024,2048,4096 --d 64 --dtype fp16 \
-    --csv "$work/bench.csv" --peers "$work/peers.csv" --png "$work/bench.png" 2> "$work/bench.log"; echo "bench --png rc=$?"
+    --csv "$work/bench.csv" --peers "$work/peers.csv" --png "$work/bench.png" 2> "$work/bench.log"
+  echo "bench --png rc=$?"
   tail -2 "$work/bench.log"
   exit 0
 fi

@@ -83,12 +83,16 @@ timeout 90 "$bin/flashviz" --session "$work/host-copy.json" --panel gpu --gl egl
 
 say "== causal sweep, d = 64 (B·H as docs/peers.md; TFLOP/s count half the FLOPs)"
 f=$bin/flashviz n=1024,2048,4096,8192
-timeout 60 "$f" bench --kernels naive,tiled --n 1024,2048 --d 64 --causal --csv "$work/causal_fp32_naive.csv" 2> "$work/causal_fp32_naive.log"
-timeout 150 "$f" bench --kernels flash1,flash2_row,flash2_warp,math --n $n --d 64 --causal --csv "$work/causal_fp32.csv" 2> "$work/causal_fp32.log"
-timeout 100 "$f" bench --kernels flash2_wmma,flash2_mma,math --n $n --d 64 --dtype fp16 --causal --csv "$work/causal_fp16.csv" 2> "$work/causal_fp16.log"
+timeout 60 "$f" bench --kernels naive,tiled --n 1024,2048 --d 64 --causal --csv "$work/causal_fp32_naive.csv" \
+  2> "$work/causal_fp32_naive.log"
+timeout 150 "$f" bench --kernels flash1,flash2_row,flash2_warp,math --n $n --d 64 --causal \
+  --csv "$work/causal_fp32.csv" 2> "$work/causal_fp32.log"
+timeout 100 "$f" bench --kernels flash2_wmma,flash2_mma,math --n $n --d 64 --dtype fp16 --causal \
+  --csv "$work/causal_fp16.csv" 2> "$work/causal_fp16.log"
 timeout 150 python3 scripts/peers.py --n $n --d 64 --dtype fp32 --causal --backends torch_efficient,torch_math \
   --csv "$work/causal_peers.csv" 2> "$work/causal_peers.log"
-timeout 150 python3 scripts/peers.py --n $n --d 64 --dtype fp16 --causal --csv "$work/causal_peers.csv" --append 2>> "$work/causal_peers.log"
+timeout 150 python3 scripts/peers.py --n $n --d 64 --dtype fp16 --causal --csv "$work/causal_peers.csv" --append \
+  2>> "$work/causal_peers.log"
 for csv in "$work"/causal_*.csv; do cut -d, -f1,2,5,6,7,8,10,11,14 "$csv" | tee -a "$summary"; done
 grep -h -E "validation failed|error" "$work"/causal_*.log | head -10 | tee -a "$summary"
 cp "$summary" "$work/"

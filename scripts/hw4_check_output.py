@@ -32,7 +32,8 @@ def main():
         p = np.exp(s - s.max(axis=1, keepdims=True))
         ref = (p / p.sum(axis=1, keepdims=True)) @ v
         worst = max(worst, float(np.abs(o[batch, rows].astype(np.float64) - ref).max()))
-    print(f"B={b} N={n} d={d} rows={len(rows)}x{len({0, b - 1})} max_err={worst:.3g} {'ok' if worst <= 5e-3 else 'FAIL'}")
+    print(f"B={b} N={n} d={d} rows={len(rows)}x{len({0, b - 1})} max_err={worst:.3g} "
+          f"{'ok' if worst <= 5e-3 else 'FAIL'}")
 
 
 if __name__ == "__main__":

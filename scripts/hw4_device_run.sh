@@ -71,7 +71,8 @@ if has e2e; then
     IFS=: read -r b n d <<< "$c"
     in=$data/in_${n}_${d}.bin o=$data/out.bin
     sync
-    python3 -c "import os,sys; fd=os.open(sys.argv[1], os.O_RDONLY); os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)" "$in"
+    python3 -c \
+      "import os,sys; fd=os.open(sys.argv[1], os.O_RDONLY); os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)" "$in"
     t0=$(now); "$bin/flashviz" hw4 "$in" "$o" --verbose 2> "$data/cold.txt"; s1=$?; t1=$(now)
     "$bin/flashviz" hw4 "$in" "$o" --verbose 2> "$data/warm.txt"; s2=$?; t2=$(now)
     check=$(timeout 60 python3 "$root/scripts/hw4_check_output.py" "$in" "$o" 2>&1)

@@ -78,15 +78,17 @@ def rewrite_between(path, begin, end, new_lines, comment):
 def readme_block(table, registry, date, gpu, driver, run_rel, commands):
     out = []
     out.append(f"Measured on {gpu} (driver {driver}), {date}, CUDA 13.0, PyTorch 2.11.0+cu130, all in one device run: "
-               f"`scripts/cuda_device_run.sh measure` (the exact `flashviz bench` and `scripts/peers.py` command lines: "
-               f"`{run_rel}/commands.txt`; CSVs beside it). Non-causal; B·H = min(1024, 2³²/N²) with H = 16 (docs/peers.md's "
-               "shapes); inputs uniform in [−1, 1], fresh per point; every point validated against the float64 CPU "
-               "reference (sampled rows; every output element checked written) before 2 warm-ups and 20 timed runs, "
-               "256 MB written before each to flush the L2; the median is reported. TFLOP/s = 4·B·H·N²·d / time.")
+               f"`scripts/cuda_device_run.sh measure` (the exact `flashviz bench` and `scripts/peers.py` command "
+               f"lines: `{run_rel}/commands.txt`; CSVs beside it). Non-causal; B·H = min(1024, 2³²/N²) with H = 16 "
+               "(docs/peers.md's shapes); inputs uniform in [−1, 1], fresh per point; every point validated against "
+               "the float64 CPU reference (sampled rows; every output element checked written) before 2 warm-ups and "
+               "20 timed runs, 256 MB written before each to flush the L2; the median is reported. "
+               "TFLOP/s = 4·B·H·N²·d / time.")
     out.append("")
     out.append("### One row per variant (N = 2048, d = 64, B·H = 1024)")
     out.append("")
-    out.append("| # | variant | dtype | what it changes | the idea it teaches | ms | TFLOP/s | × previous | × naive |")
+    out.append("| # | variant | dtype | what it changes | the idea it teaches | ms | TFLOP/s | × previous | "
+               "× naive |")
     out.append("|---|---|---|---|---|---|---|---|---|")
     naive = table.get(("naive", "fp32", 64, 2048, False))
     previous_ms = None
@@ -104,7 +106,8 @@ def readme_block(table, registry, date, gpu, driver, run_rel, commands):
                 prev = speedup(here[0], previous_ms)
             else:
                 prev = "–"
-            vs_naive = speedup(here[0], naive[0]) if naive and kernel != "naive" else "1×" if kernel == "naive" else "–"
+            vs_naive = (speedup(here[0], naive[0]) if naive and kernel != "naive"
+                        else "1×" if kernel == "naive" else "–")
             out.append(f"| {index} | `{kernel}` | {dtype} | {change} | {idea} | {fmt_ms(here[0])} | {here[1]:.1f} | "
                        f"{prev} | {vs_naive} |")
             if kernel != "math":
@@ -117,8 +120,8 @@ def readme_block(table, registry, date, gpu, driver, run_rel, commands):
                 out.append(f"| – | PyTorch {name} | {dtype} | `scaled_dot_product_attention`, this backend only | | "
                            f"{fmt_ms(here[0])} | {here[1]:.1f} | | {vs_naive} |")
     out.append("")
-    out.append("flash2_wmma's \"× previous\" compares fp16 with flash2_warp's fp32 at the same shape. naive was not run at "
-               "N ≥ 4096 (over a second a call).")
+    out.append("flash2_wmma's \"× previous\" compares fp16 with flash2_warp's fp32 at the same shape. naive was not "
+               "run at N ≥ 4096 (over a second a call).")
     for d in (64, 128):
         ns = sorted({k[3] for k in table if k[2] == d and not k[4]})
         kernels = [(k, dt) for k in PROGRESSION + [p for p, _ in PEERS] for dt in ("fp32", "fp16", "bf16")
@@ -151,7 +154,8 @@ def readme_block(table, registry, date, gpu, driver, run_rel, commands):
                 misses.append(f"{b} not faster than {a} at N = {n}")
     out.append(f"- Every step faster than the one before at N ≥ 1024 (d = 64): {checked} consecutive pairs compared, "
                + ("all faster." if not misses else "misses: " + "; ".join(misses) + "."))
-    for d, peer, ours, dtype in ((64, "torch_math", "flash2_warp", "fp32"), (64, "torch_efficient", "flash2_wmma", "fp16"),
+    for d, peer, ours, dtype in ((64, "torch_math", "flash2_warp", "fp32"),
+                                 (64, "torch_efficient", "flash2_wmma", "fp16"),
                                  (128, "torch_efficient", "flash2_wmma", "fp16")):
         ratios = []
         for n in (2048, 4096, 8192, 16384):

@@ -25,7 +25,8 @@ if [ "$mode" = egl ]; then
   echo "== instrumented kernels vs the model"
   "$bin/cuda_probe_tests" 2>&1 | tee "$out/tests-egl.log" | grep -E '^\[  (PASSED|FAILED|SKIPPED)'
   echo "== the live tab rendered headless"
-  "$bin/live_view_tests" 2>&1 | tee -a "$out/tests-egl.log" | grep -E '^\[  (PASSED|FAILED|SKIPPED)|Failure|Expected|Which' | head
+  "$bin/live_view_tests" 2>&1 | tee -a "$out/tests-egl.log" |
+    grep -E '^\[  (PASSED|FAILED|SKIPPED)|Failure|Expected|Which' | head
   echo "== trace --gpu"
   for order in kv q; do
     "$bin/flashviz" trace --gpu --n 1000 --d 64 --sram 49152 --order $order --causal --out /tmp/t.jsonl 2>&1 | tail -1
@@ -45,7 +46,9 @@ elif [ "$mode" = mesa ]; then
   "$bin/flashviz" $shot --gl egl --screenshot "$out/live-gpu-egl-mesa-host-copy-1920x1080.png" 2>&1 | tail -2
 else
   [ -n "${FLASHVIZ_X_ENV:-}" ] && source "$FLASHVIZ_X_ENV"   # an X server, GLX on the NVIDIA GPU
-  mesa() { (unset __GLX_VENDOR_LIBRARY_NAME; export LIBGL_DRIVERS_PATH=${MESA_DRI_DIR:-/usr/lib/x86_64-linux-gnu/dri}; "$@"); }
+  mesa() {
+    (unset __GLX_VENDOR_LIBRARY_NAME; export LIBGL_DRIVERS_PATH=${MESA_DRI_DIR:-/usr/lib/x86_64-linux-gnu/dri}; "$@")
+  }
   echo "== interop, GLX on the NVIDIA GPU"
   export FLASHVIZ_TEST_GL=glfw  # the test's context through GLX (a hidden GLFW window), not EGL
   "$bin/interop_tests" 2>&1 | tee "$out/tests-glx.log" | grep -E 'renderer|^\[  (PASSED|FAILED)'

@@ -7,8 +7,8 @@
 # driver timed in the same run (kernel "flash2_mma@HEAD" in the CSV) so that a change is measured against the code
 # it replaces. Run from the repository root:
 #   scripts/mma_device_run.sh DIR OUTDIR
-# Knobs (environment): KERNELS (flash2_mma,flash3_wgmma), MAIN_OPTIONS (0: the options of the main pass), ABLATION_D (128,64), ABLATION_N (1024,2048,8192),
-# ABLATION_OPTIONS (0,64), SKIP_SANITIZE=1.
+# Knobs (environment): KERNELS (flash2_mma,flash3_wgmma), MAIN_OPTIONS (0: the options of the main pass),
+# ABLATION_D (128,64), ABLATION_N (1024,2048,8192), ABLATION_OPTIONS (0,64), SKIP_SANITIZE=1.
 set -u -o pipefail
 D=${1:?binary folder}; out=${2:?output folder}
 # The binaries may come gzipped (64 kernels per dtype and d make them 35 MB each).
@@ -22,7 +22,8 @@ stamp() { echo "== $1 ($(date -u +%T))"; }
   echo "== SASS instruction counts (cuobjdump --dump-sass | scripts/mma_sass_counts.py)"
   cuobjdump --dump-sass "$D/flash2_mma_bench" | python3 scripts/mma_sass_counts.py --filter Flash
 } > "$out/info.txt" 2>&1
-head -4 "$out/info.txt"; grep -E "Flash3WgmmaKernelI6__half|Flash2MmaKernelI6__halfLi(64ELj31|128ELj23)E" "$out/info.txt"
+head -4 "$out/info.txt"
+grep -E "Flash3WgmmaKernelI6__half|Flash2MmaKernelI6__halfLi(64ELj31|128ELj23)E" "$out/info.txt"
 # A kernel that deadlocks (a barrier phase waited for wrongly) hangs its process: try flash3_wgmma on small
 # problems first, and leave it out of the rest of the run if that does not finish.
 FILTER="*"
@@ -37,8 +38,8 @@ timeout 150 "$D/kernels_cuda_mma_tests" --gtest_brief=1 --gtest_filter="$FILTER"
 echo "tests rc=$?"
 grep -E "FAILED|PASSED|SKIPPED \]|tests from" "$out/tests.log" | head -30
 stamp "timing (default options)"
-timeout 150 "$D/flash2_mma_bench" time --kernel "$KERNELS" --options "${MAIN_OPTIONS:-0}" --csv "$out/ours.csv" 2>&1 | tee "$out/run.log" |
-  grep -E -A3 "FAIL" | cut -c1-160 | head -40
+timeout 150 "$D/flash2_mma_bench" time --kernel "$KERNELS" --options "${MAIN_OPTIONS:-0}" --csv "$out/ours.csv" 2>&1 |
+  tee "$out/run.log" | grep -E -A3 "FAIL" | cut -c1-160 | head -40
 stamp "PyTorch SDPA peers"
 timeout 150 python3 scripts/sdpa_peers.py --csv "$out/torch.csv" 2>&1 | tee -a "$out/run.log" | tail -2
 if [ -x "$D/before/flash2_mma_bench" ]; then
@@ -48,8 +49,9 @@ if [ -x "$D/before/flash2_mma_bench" ]; then
   tail -n +2 /tmp/before.csv | sed 's/^flash2_mma,/flash2_mma@HEAD,/' >> "$out/ours.csv"
 fi
 stamp ablation
-timeout 90 "$D/flash2_mma_bench" time --kernel flash2_mma --d "${ABLATION_D:-128,64}" --n "${ABLATION_N:-1024,2048,8192}" \
-  --options "${ABLATION_OPTIONS:-0,64}" --csv /tmp/ablation.csv 2>&1 | tee -a "$out/run.log" | grep -E "FAIL" | cut -c1-160
+timeout 90 "$D/flash2_mma_bench" time --kernel flash2_mma --d "${ABLATION_D:-128,64}" \
+  --n "${ABLATION_N:-1024,2048,8192}" --options "${ABLATION_OPTIONS:-0,64}" --csv /tmp/ablation.csv 2>&1 |
+  tee -a "$out/run.log" | grep -E "FAIL" | cut -c1-160
 tail -n +2 /tmp/ablation.csv >> "$out/ours.csv"
 if [[ "$KERNELS" == *flash3_wgmma* ]]; then
   timeout 45 "$D/flash2_mma_bench" time --kernel flash3_wgmma --n "${ABLATION_N:-1024,2048,8192}" --options 0,1,2,4 \
@@ -62,8 +64,10 @@ if [ -z "${SKIP_SANITIZE:-}" ]; then
     timeout 40 compute-sanitizer --tool memcheck "$D/flash2_mma_bench" sanitize 0,2,32,63,64,127 2>&1 | tail -3
     timeout 40 compute-sanitizer --tool racecheck "$D/flash2_mma_bench" sanitize 0,64 2>&1 | tail -3
     if [[ "$KERNELS" == *flash3_wgmma* ]]; then
-      timeout 40 compute-sanitizer --tool memcheck "$D/flash2_mma_bench" sanitize --kernel flash3_wgmma 0,1,2,4 2>&1 | tail -3
-      timeout 40 compute-sanitizer --tool racecheck "$D/flash2_mma_bench" sanitize --kernel flash3_wgmma 0 2>&1 | tail -3
+      timeout 40 compute-sanitizer --tool memcheck "$D/flash2_mma_bench" sanitize --kernel flash3_wgmma 0,1,2,4 2>&1 |
+        tail -3
+      timeout 40 compute-sanitizer --tool racecheck "$D/flash2_mma_bench" sanitize --kernel flash3_wgmma 0 2>&1 |
+        tail -3
     fi
   } > "$out/sanitize.log" 2>&1
   cat "$out/sanitize.log"

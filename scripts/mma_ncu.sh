@@ -25,5 +25,7 @@ torch.cuda.synchronize()" > "$out/ncu-fa2-n$n.txt" 2>&1
   echo "FA2 N=$n rc=$?"
 done
 # The lines worth reading side by side.
-grep -H -E "Duration|Registers Per Thread|Achieved Occupancy|Theoretical Occupancy|Block Limit (Registers|Shared Mem)|Compute \(SM\) Throughput|DRAM Throughput|L2 Hit Rate|Dynamic Shared Memory Per Block|Waves Per SM|SM Frequency|Issued Warp Per Scheduler|No Eligible|Warp Cycles Per Issued Instruction" \
-  "$out"/ncu-*.txt | sed "s|$out/||"
+fields="Duration|Registers Per Thread|Achieved Occupancy|Theoretical Occupancy|Block Limit (Registers|Shared Mem)"
+fields+="|Compute \(SM\) Throughput|DRAM Throughput|L2 Hit Rate|Dynamic Shared Memory Per Block|Waves Per SM"
+fields+="|SM Frequency|Issued Warp Per Scheduler|No Eligible|Warp Cycles Per Issued Instruction"
+grep -H -E "$fields" "$out"/ncu-*.txt | sed "s|$out/||"

@@ -107,7 +107,8 @@ def flash2_ablation():
     """flash2_mma's options bits, one at a time and all together, against the default kernel of the same run."""
     key = lambda r: (r["dtype"], int(r["d"]), int(r["causal"]), int(r["n"]))
     default = {key(r): float(r["tflops"]) for r in rows(f"{ABLATION_RUN}/ours.csv") if r["options"] == "default"}
-    out = ["| options (bits off) | dtype | d | causal | N | TFLOP/s | default / this |", "|---|---|---|---|---|---|---|"]
+    out = ["| options (bits off) | dtype | d | causal | N | TFLOP/s | default / this |",
+           "|---|---|---|---|---|---|---|"]
     for r in rows(f"{ABLATION_RUN}/ours.csv"):
         if r["options"] != "default":
             tflops = float(r["tflops"])
@@ -254,6 +255,17 @@ def gui_frames():
     return out
 
 
+def build_time():
+    """A fresh build of the CUDA flagships' library on the machine without a GPU."""
+    fields = dict(line.split(": ", 1) for line in text(f"{CPU_RUN}/build_time.txt").splitlines())
+    machine = text(f"{CPU_RUN}/machine.txt")
+    cpu = re.search(r"^cpu: (.*)$", machine, re.M)[1]
+    commit = re.findall(r"^commit: (\S+)", machine, re.M)[-1]  # the run that measured the build is the last one
+    return ["| tree | machine | command | wall | CPU (user + sys) |", "|---|---|---|---|---|",
+            f"| {commit} | {cpu}, load average {fields['load average before the build'].split()[0]} before | "
+            f"`{fields['command']}` | {float(fields['wall_s']):.0f} s | {float(fields['cpu_s']):.0f} s |"]
+
+
 def live_gpu():
     """What the GPU check run says of the instrumented kernels, trace --gpu and the live tab."""
     summary = gpu_check_summary()
@@ -276,7 +288,8 @@ def live_gpu():
                        f"{path}: what it times | {timings[-1]} |")
     frames = re.search(r"^frame time: .*$", summary, re.M)
     if frames:
-        out.append(f"| the GUI at N = 1024 (1920×1080, EGL), `--bench-frames 300` | {frames[0][len('frame time: '):]} |")
+        out.append(f"| the GUI at N = 1024 (1920×1080, EGL), `--bench-frames 300` | "
+                   f"{frames[0][len('frame time: '):]} |")
     return out
 
 
@@ -290,7 +303,8 @@ TABLES = {"hw4-kernels": ("README.md", hw4_kernels, HW4_RUN),
           "sass": ("kernels/README.md", sass, MMA_RUN),
           "cpu-benchmarks": ("README.md", cpu_benchmarks, CPU_RUN),
           "gui-frames": ("README.md", gui_frames, CPU_RUN + " and " + GPU_CHECK_RUN),
-          "live-gpu": ("README.md", live_gpu, GPU_CHECK_RUN)}
+          "live-gpu": ("README.md", live_gpu, GPU_CHECK_RUN),
+          "build-time": ("kernels/README.md", build_time, CPU_RUN)}
 
 
 def main():

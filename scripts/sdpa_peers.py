@@ -4,7 +4,8 @@
 One backend at a time (torch.nn.attention.sdpa_kernel), forward only, q/k/v of shape (B, H, N, d) from torch.randn,
 two input sets used in turn, 3 warm-ups, then the median of `reps` calls each timed by its own CUDA events.
 B·H = 1024 at N <= 2048, 256 at 4096, 64 at 8192, 16 at 16384 (H = 16), as in docs/peers.md.
-TFLOP/s = 4·B·H·N²·d / time, halved for causal (the FlashAttention papers' convention; flash2_mma_bench uses the same).
+TFLOP/s = 4·B·H·N²·d / time, halved for causal (the FlashAttention papers' convention; flash2_mma_bench uses the
+same).
 
   python3 scripts/sdpa_peers.py [--n 1024,2048,...] [--d 64,128] [--dtype fp16,bf16] [--causal 0,1]
                                 [--backends FLASH_ATTENTION,CUDNN_ATTENTION] [--reps 20] [--csv FILE]

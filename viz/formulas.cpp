@@ -256,8 +256,17 @@ Explanation ExplainRunningMax(const Model& m, int r) {
     x.lines.push_back(Kv(m) ? "m_new = max(m_i, m~_ij)" : "m_i ← max(m_old, rowmax(S_ij))");
     x.lines.push_back(
         Sprintf("= max(%s, %s) = %s", Num(old, 5).c_str(), Num(tile_max, 5).c_str(), Num(x.value, 5).c_str()));
-    x.lines.push_back(tile_max > old ? "a new row maximum: the old ℓ_i and O_i are rescaled by α = e^(m_old − m_new)"
-                                     : "the maximum did not change: α = 1");
+    switch (RowMaxChange(s.tile, r)) {
+      case MaxChange::kFirst:
+        x.lines.push_back("the row's first scores (m_old = −∞): α = 0, nothing earlier to rescale");
+        break;
+      case MaxChange::kGrew:
+        x.lines.push_back("a new row maximum: the old ℓ_i and O_i are rescaled by α = e^(m_old − m_new) < 1");
+        break;
+      case MaxChange::kSame: x.lines.push_back("the maximum did not change: α = 1"); break;
+      case MaxChange::kNoKeys: x.lines.push_back("every key so far is masked: still −∞, no maximum yet"); break;
+      case MaxChange::kUnknown: break;
+    }
   } else if (std::isinf(x.value)) {
     x.lines.push_back("−∞: no key seen yet for this row (the start value)");
   } else {

@@ -1,6 +1,8 @@
 #include "viz/narration.h"
 
+#include <cctype>
 #include <cmath>
+#include <vector>
 
 #include "kernels/common/format.h"
 
@@ -14,14 +16,28 @@ std::string Keys(const AttentionProblem& p, int j) {
   return Sprintf("keys %d–%d", p.ColBegin(j), p.ColBegin(j) + p.ColsInTile(j) - 1);
 }
 
-int NewMaxima(const StepState& s) {
-  int count = 0;
-  for (std::size_t r = 0; r < s.tile.alpha.size(); ++r)
-    if (!std::isinf(s.tile.m_prev[r]) && s.tile.alpha[r] < 1.0) ++count;
-  return count;
-}
-
 }  // namespace
+
+std::string RescaleSummary(const StepState& state) {
+  const MaxChangeCounts c = CountMaxChanges(state.tile);
+  if (!c.known()) return "";
+  const int rows = c.first + c.grew + c.same + c.no_keys;
+  const auto of = [rows](int n) { return n == rows ? (rows == 1 ? std::string("the row") : Sprintf("all %d rows", rows))
+                                                   : Sprintf("%d of %d rows", n, rows); };
+  std::vector<std::string> parts;
+  if (c.first > 0)
+    parts.push_back(
+        Sprintf("first scores in %s: m_old = −∞, so α = 0 (nothing earlier to rescale)", of(c.first).c_str()));
+  if (c.grew > 0)
+    parts.push_back(Sprintf("a new maximum in %s: their ℓ_i and O_i shrink by α = e^(m_old − m_new) ≥ %s",
+                            of(c.grew).c_str(), Sprintf("%.3g", c.min_grew_alpha).c_str()));
+  if (c.same > 0) parts.push_back(Sprintf("no new maximum in %s: α = 1", of(c.same).c_str()));
+  if (c.no_keys > 0) parts.push_back(Sprintf("every key masked so far in %s: no maximum yet", of(c.no_keys).c_str()));
+  std::string sentence;
+  for (std::size_t k = 0; k < parts.size(); ++k) sentence += (k == 0 ? "" : "; ") + parts[k];
+  sentence[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(sentence[0])));
+  return sentence + ".";
+}
 
 std::string Narrate(const Model& model) {
   if (!model.has_problem()) return "No problem loaded.";
@@ -60,10 +76,7 @@ std::string Narrate(const Model& model) {
           Sprintf("%.4g", p.scale).c_str(), s.rows, s.cols);
     case Phase::kRowMax:
       if (kv) return "rowmax: m~_ij = rowmax(S_ij), the largest score of each row within this tile.";
-      return Sprintf(
-          "rowmax: m_i ← max(m_i, rowmax S_ij). %d of %d rows found a new maximum: their ℓ_i and O_i will be "
-          "rescaled by α = e^(m_old − m_new).",
-          NewMaxima(s), s.rows);
+      return "rowmax: m_i ← max(m_i, rowmax S_ij). " + RescaleSummary(s);
     case Phase::kExp:
       return kv ? "exp: P~_ij = exp(S_ij − m~_ij) overwrites S_ij in place; every entry is in (0, 1], each row's "
                   "largest is 1."
@@ -73,9 +86,8 @@ std::string Narrate(const Model& model) {
       return "rowsum: ℓ_i ← α·ℓ_i + rowsum(P~_ij): the old sum is rescaled to the new maximum, then this tile adds "
              "its share.";
     case Phase::kUpdateStats:
-      return Sprintf("update_stats: m_new = max(m_i, m~_ij), ℓ_new = e^(m_i − m_new)ℓ_i + e^(m~_ij − m_new)ℓ~_ij. "
-                     "%d of %d rows found a new maximum (α < 1).",
-                     NewMaxima(s), s.rows);
+      return "update_stats: m_new = max(m_i, m~_ij), ℓ_new = e^(m_i − m_new)ℓ_i + e^(m~_ij − m_new)ℓ~_ij. " +
+             RescaleSummary(s);
     case Phase::kUpdateO:
       if (kv)
         return "update_o: O_i ← diag(ℓ_new)⁻¹(diag(ℓ_i)e^(m_i − m_new)O_i + e^(m~_ij − m_new)P~_ij V_j): O_i stays the "

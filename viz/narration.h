@@ -10,4 +10,8 @@ namespace flashviz {
 
 std::string Narrate(const Model& model);
 
+// What the current tile iteration does to the rows' maxima and so to α, in one sentence ("" until the new
+// maxima are known): the statistics header and the narration both say it in these words, from CountMaxChanges.
+std::string RescaleSummary(const StepState& state);
+
 }  // namespace flashviz

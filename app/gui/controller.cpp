@@ -140,7 +140,8 @@ void AdvancePlayback(const Model& m, UiState& ui, double dt) {
   const auto ticks = static_cast<std::int64_t>(std::floor(ui.cursor.play_accumulator));
   if (ticks <= 0) return;
   ui.cursor.play_accumulator -= static_cast<double>(ticks);
-  ui.cursor.step = ui.cursor.play_unit == StepUnit::kPhase ? std::min(last, ui.cursor.step + ticks) : TileIterationsAhead(m, ui.cursor.step, ticks);
+  ui.cursor.step = ui.cursor.play_unit == StepUnit::kPhase ? std::min(last, ui.cursor.step + ticks)
+                                                           : TileIterationsAhead(m, ui.cursor.step, ticks);
 }
 
 // ---------------------------------------------------------------------------------------------------------

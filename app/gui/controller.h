@@ -17,8 +17,8 @@ namespace flashviz {
 // (tests) press keys the way the window does.
 void InstallGlfwKeyMap(ImGuiIO& io);
 
-// Loads ui.form into the model (random inputs from the seed, or an HW4 file). False with ui.form_status.problem_error set
-// (the model keeps its problem).
+// Loads ui.form into the model (random inputs from the seed, or an HW4 file). False with ui.form_status.problem_error
+// set (the model keeps its problem).
 bool ApplyForm(Model& model, UiState& ui);
 // Reads the header of ui.form.input_path into ui.form_status.input_file_batches / input_file_info.
 void InspectInputFile(UiState& ui);
@@ -26,8 +26,8 @@ void HandleKeyboard(const Model& model, UiState& ui);
 void AdvancePlayback(const Model& model, UiState& ui, double dt);
 // Takes the queued requests in order (sessions, the input file, the form) and moves the model to ui.cursor.step.
 void ApplyRequests(Model& model, UiState& ui);
-// Rebuilds the fonts and the style when UiRequest::kRebuildStyle is queued; call before ImGui::NewFrame. `upload_fonts` gives the
-// renderer the new font atlas.
+// Rebuilds the fonts and the style when UiRequest::kRebuildStyle is queued; call before ImGui::NewFrame. `upload_fonts`
+// gives the renderer the new font atlas.
 void ApplyStyle(UiState& ui, const std::function<void()>& upload_fonts);
 // One frame of UI between ImGui::NewFrame and ImGui::Render.
 void RunUiFrame(Model& model, UiState& ui, double dt);

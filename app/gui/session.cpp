@@ -197,9 +197,11 @@ std::int64_t SessionFromJson(const std::string& text, const std::string& name, U
       throw InputError(name + ": \"theme\" must be \"dark\" or \"light\"");
     // View settings out of their range are clamped (the session still opens); problem values are refused.
     constexpr double kAnyFinite = std::numeric_limits<double>::max();
-    next.appearance.ui_scale = static_cast<float>(std::clamp(read.Real(s, "ui_scale", 1.0, -kAnyFinite, kAnyFinite), 0.5, 4.0));
+    next.appearance.ui_scale =
+        static_cast<float>(std::clamp(read.Real(s, "ui_scale", 1.0, -kAnyFinite, kAnyFinite), 0.5, 4.0));
     next.appearance.large_font = read.Bool(s, "large_font", false);
-    next.cursor.speed = static_cast<float>(std::clamp(read.Real(s, "speed", 4.0, -kAnyFinite, kAnyFinite), 0.25, 240.0));
+    next.cursor.speed =
+        static_cast<float>(std::clamp(read.Real(s, "speed", 4.0, -kAnyFinite, kAnyFinite), 0.25, 240.0));
     const std::string play_unit = read.String(s, "play_unit", "phase");
     if (play_unit != "phase" && play_unit != "tile")
       throw InputError(name + ": \"play_unit\" must be \"phase\" or \"tile\"");

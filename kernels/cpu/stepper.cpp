@@ -521,4 +521,30 @@ std::vector<double> Stepper::Replay(const std::function<bool(const StepView&)>& 
   return exec.TakeOutput();
 }
 
+MaxChange RowMaxChange(const TileNumerics& tile, int row) {
+  const auto r = static_cast<std::size_t>(row);
+  if (row < 0 || r >= tile.alpha.size() || r >= tile.m_prev.size() || r >= tile.m.size()) return MaxChange::kUnknown;
+  const double m_old = tile.m_prev[r], m_new = tile.m[r];
+  if (m_new == kNegInf) return MaxChange::kNoKeys;
+  if (m_old == kNegInf) return MaxChange::kFirst;
+  return m_new > m_old ? MaxChange::kGrew : MaxChange::kSame;
+}
+
+MaxChangeCounts CountMaxChanges(const TileNumerics& tile) {
+  MaxChangeCounts counts;
+  for (int row = 0; row < static_cast<int>(tile.alpha.size()); ++row) {
+    switch (RowMaxChange(tile, row)) {
+      case MaxChange::kFirst: ++counts.first; break;
+      case MaxChange::kGrew:
+        ++counts.grew;
+        counts.min_grew_alpha = std::min(counts.min_grew_alpha, tile.alpha[static_cast<std::size_t>(row)]);
+        break;
+      case MaxChange::kSame: ++counts.same; break;
+      case MaxChange::kNoKeys: ++counts.no_keys; break;
+      case MaxChange::kUnknown: break;
+    }
+  }
+  return counts;
+}
+
 }  // namespace flashviz

@@ -62,6 +62,24 @@ struct TileNumerics {
   std::vector<double> lse;     // q: L_i = m_i + log ℓ_i, from write_back on
 };
 
+// How one row's running maximum moved in the current tile iteration, once the new maximum is known (kv:
+// update_stats, q: rowmax). Every view that words α (the statistics header, the narration, the tooltips) reads
+// this, so none can call a row's first scores "no new maximum".
+enum class MaxChange {
+  kUnknown,  // the new maximum is not computed yet in this tile iteration (or no Q tile on chip)
+  kFirst,    // m_old = −∞ and this tile brings the row's first unmasked scores: α = 0, nothing to rescale
+  kGrew,     // m_new > m_old > −∞: the old ℓ_i and O_i shrink by α = e^(m_old − m_new) ∈ (0, 1)
+  kSame,     // m_new = m_old > −∞: α = 1
+  kNoKeys,   // still −∞: every key of the row so far is masked (causal), so it has no maximum yet
+};
+MaxChange RowMaxChange(const TileNumerics& tile, int row);
+struct MaxChangeCounts {
+  int first = 0, grew = 0, same = 0, no_keys = 0;
+  double min_grew_alpha = 1;  // the smallest α among the rows that grew
+  bool known() const { return first + grew + same + no_keys > 0; }
+};
+MaxChangeCounts CountMaxChanges(const TileNumerics& tile);
+
 // Everything a view needs about the state after one step.
 struct StepState {
   StepInfo info;

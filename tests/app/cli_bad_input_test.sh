@@ -8,12 +8,16 @@ trap 'chmod -R u+w "$work"; rm -rf "$work"' EXIT
 failures=0
 
 # int32 header + float32 payload, written with printf so the test needs nothing but bash.
-header() { printf "$(printf '\\x%02x\\x%02x\\x%02x\\x%02x' $(( $1 & 255 )) $(( ($1 >> 8) & 255 )) $(( ($1 >> 16) & 255 )) $(( ($1 >> 24) & 255 )))"; }
+header() {
+  printf "$(printf '\\x%02x\\x%02x\\x%02x\\x%02x' $(( $1 & 255 )) $(( ($1 >> 8) & 255 )) \
+    $(( ($1 >> 16) & 255 )) $(( ($1 >> 24) & 255 )))"
+}
 make_file() {  # make_file NAME B N d FLOATS
   { header "$2"; header "$3"; header "$4"; head -c $(( $5 * 4 )) /dev/zero; } > "$work/$1"
 }
 make_file good.bin 1 4 2 24
-make_file short_header.bin 1 4 2 0; head -c 7 "$work/short_header.bin" > "$work/tmp" && mv "$work/tmp" "$work/short_header.bin"
+make_file short_header.bin 1 4 2 0
+head -c 7 "$work/short_header.bin" > "$work/tmp" && mv "$work/tmp" "$work/short_header.bin"
 make_file zero_b.bin 0 4 2 0
 make_file negative_n.bin 1 -4 2 0
 make_file zero_d.bin 1 4 0 0
@@ -53,7 +57,8 @@ expect_failure "truncated data"        "$out" -- hw4 "$work/truncated.bin" "$out
 expect_failure "trailing bytes"        "$out" -- hw4 "$work/trailing.bin" "$out" --backend cpu
 expect_failure "non-finite value"      "$out" -- hw4 "$work/nan.bin" "$out" --backend cpu
 expect_failure "input is a directory"  "$out" -- hw4 "$work" "$out" --backend cpu
-expect_failure "unwritable output"     "$work/no/such/dir/out.bin" -- hw4 "$work/good.bin" "$work/no/such/dir/out.bin" --backend cpu
+expect_failure "unwritable output"     "$work/no/such/dir/out.bin" -- hw4 "$work/good.bin" "$work/no/such/dir/out.bin" \
+  --backend cpu
 expect_failure "output is a directory" "$work/outdir/x" -- hw4 "$work/good.bin" "$work" --backend cpu
 echo previous > "$out"
 expect_failure "existing output kept on bad input" "$out" -- hw4 "$work/truncated.bin" "$out" --backend cpu

@@ -53,8 +53,8 @@ echo old > private.bin; chmod 640 private.bin
 [ "$(stat -c %a private.bin)" = 640 ] && ok "the target keeps mode 0640" || fail "mode became $(stat -c %a private.bin)"
 echo old > shared.bin; ln shared.bin shared-link.bin
 "$flashviz" hw4 good.bin shared.bin --backend cpu 2> /dev/null
-[ "$(stat -c %h shared.bin)" = 2 ] && [ "$(stat -c %s shared-link.bin)" -eq 4096 ] && ok "the target keeps its hard link" \
-  || fail "hard link lost"
+[ "$(stat -c %h shared.bin)" = 2 ] && [ "$(stat -c %s shared-link.bin)" -eq 4096 ] \
+  && ok "the target keeps its hard link" || fail "hard link lost"
 # Standard output through links of our own to where /dev/stdout and /dev/fd/1 lead: the same path through the
 # output module, but a regression that replaces the link replaces ours, never the system's /dev/stdout (run as
 # root, a version without the fix did exactly that to the machine's /dev/stdout).
@@ -66,8 +66,10 @@ ln -s /proc/self/fd/1 fd1-link
 echo "kept" > appended.bin
 "$flashviz" hw4 good.bin fd1-link --backend cpu >> appended.bin 2> /dev/null
 [ "$(stat -c %s appended.bin)" -eq 4101 ] && [ "$(head -c 4 appended.bin)" = kept ] \
-  && ok "standard output opened by the shell's >> is appended to" || fail "fd 1 with >>: $(stat -c %s appended.bin) bytes"
-rm -f piped.bin appended.bin stdout-link fd1-link target.bin private.bin shared.bin shared-link.bin null-link link.bin devnull
+  && ok "standard output opened by the shell's >> is appended to" \
+  || fail "fd 1 with >>: $(stat -c %s appended.bin) bytes"
+rm -f piped.bin appended.bin stdout-link fd1-link target.bin private.bin shared.bin shared-link.bin null-link link.bin \
+  devnull
 
 # 2. Aliased paths lose data.
 cp good.bin x
@@ -115,13 +117,15 @@ done
 if [ $have_gui -eq 1 ]; then
   timeout 20 "$flashviz" --session fifo --screenshot f.png > /dev/null 2> stderr.txt
   status=$?
-  [ $status -ne 0 ] && [ $status -ne 124 ] && ok "FIFO session refused: $(cat stderr.txt)" || fail "FIFO session: $status"
+  [ $status -ne 0 ] && [ $status -ne 124 ] && ok "FIFO session refused: $(cat stderr.txt)" \
+    || fail "FIFO session: $status"
 fi
 
 # 6. Silent NaN: finite inputs whose float32 scores overflow. Q and K of 3e38 (0x7f61b1e6), V of 1; then every
 # value 1e19 (0x5f0ac723). The result is finite (V's weighted average) and is written with exit 0.
 floats() { local count=$1 bytes=$2; for _ in $(seq "$count"); do printf "$bytes"; done; }
-{ printf '\x01\x00\x00\x00\x04\x00\x00\x00\x02\x00\x00\x00'; floats 16 '\xe6\xb1\x61\x7f'; floats 8 '\x00\x00\x80\x3f'; } > huge.bin
+{ printf '\x01\x00\x00\x00\x04\x00\x00\x00\x02\x00\x00\x00'; floats 16 '\xe6\xb1\x61\x7f'
+  floats 8 '\x00\x00\x80\x3f'; } > huge.bin
 { printf '\x01\x00\x00\x00\x04\x00\x00\x00\x08\x00\x00\x00'; floats 96 '\x23\xc7\x0a\x5f'; } > big.bin
 for input in huge.bin big.bin; do
   "$flashviz" hw4 "$input" out.bin --backend cpu 2> stderr.txt
@@ -149,8 +153,8 @@ for args in "trace --n 8 --summary" "kernels" "vortex" "vortex --json" "--help" 
   # shellcheck disable=SC2086
   "$flashviz" $args >&- 2> stderr.txt
   status=$?
-  [ $status -ne 0 ] && grep -q "cannot write standard output" stderr.txt && ok "$args with stdout closed: status $status" \
-    || fail "$args with stdout closed: status $status"
+  [ $status -ne 0 ] && grep -q "cannot write standard output" stderr.txt \
+    && ok "$args with stdout closed: status $status" || fail "$args with stdout closed: status $status"
 done
 
 # 8. Two outputs are committed together: the second over the file-size limit (as a full disk), the first kept.
@@ -171,7 +175,8 @@ if mount -t tmpfs -o size=8m tmpfs small 2> /dev/null; then
   echo old > small/keep.bin
   head -c 8372224 /dev/zero > small/filler
   refused "gen on a full file system" gen --b 1 --n 64 --d 64 --out small/keep.bin
-  [ "$(cat small/keep.bin)" = old ] && ok "a full file system kept the old output" || fail "full file system: output changed"
+  [ "$(cat small/keep.bin)" = old ] && ok "a full file system kept the old output" \
+    || fail "full file system: output changed"
   umount small; mounted=""
 else
   echo "skip a full tmpfs: mounting is not permitted here"
@@ -181,7 +186,8 @@ fi
 refused "--seed -1" trace --n 8 --seed -1 --summary
 refused "--seed past 2^64" trace --n 8 --seed 18446744073709551616 --summary
 refused "--batch without --input" trace --n 8 --batch 2 --summary
-{ printf '\x01\x00\x00\x00\x01\x00\x00\x00\x01\x00\x00\x00'; printf '\x00\x00\x80\xff'; floats 2 '\x00\x00\x80\x3f'; } > neg-inf.bin
+{ printf '\x01\x00\x00\x00\x01\x00\x00\x00\x01\x00\x00\x00'; printf '\x00\x00\x80\xff'
+  floats 2 '\x00\x00\x80\x3f'; } > neg-inf.bin
 refused "-inf in the input" hw4 neg-inf.bin o.bin --backend cpu
 grep -q "(-inf)" stderr.txt && ok "-inf is named -inf" || fail "-inf named as: $(cat stderr.txt)"
 printf 'kernel,dtype,B,H,N,d,ms_median\nflash1,fp32,1,1,64,8,nan\n' > nan.csv

@@ -29,7 +29,8 @@ for shape in "2 128 32" "3 256 64" "2 100 7"; do
 done
 # trace on batch 1 of an HW4 file: its O equals the reference's batch 1.
 "$flashviz" gen --b 2 --n 40 --d 8 --seed 9 --out "$work/small.bin" --ref "$work/small_ref.bin"
-"$flashviz" trace --input "$work/small.bin" --batch 1 --br 8 --bc 16 --order q --out "$work/t.jsonl" --o-out "$work/o.bin"
+"$flashviz" trace --input "$work/small.bin" --batch 1 --br 8 --bc 16 --order q --out "$work/t.jsonl" \
+  --o-out "$work/o.bin"
 tail -c $(( 40 * 8 * 4 )) "$work/small_ref.bin" > "$work/ref1.bin"
 compare "$work/o.bin" "$work/ref1.bin" 1e-6
 head -1 "$work/t.jsonl" | grep -q '"order":"q"'

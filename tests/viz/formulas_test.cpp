@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "viz/narration.h"
+#include "viz/ui_state.h"
 
 namespace flashviz {
 namespace {
@@ -52,27 +53,38 @@ void ExpectNear(const Explanation& x, double expected, const char* what, std::in
   ASSERT_FALSE(x.lines.empty());
 }
 
+// A model of random inputs (seed) for an N × d problem with B_r × B_c tiles.
+void LoadProblem(Model& model, int n, int d, int br, int bc, LoopOrder order, bool causal, std::uint64_t seed) {
+  ProblemRequest r;
+  r.n = n;
+  r.d = d;
+  r.br = br;
+  r.bc = bc;
+  r.order = order;
+  r.causal = causal;
+  const AttentionProblem p = ResolveProblem(r);
+  model.SetProblem(p, std::make_shared<AttentionInputs>(MakeRandomInputs(p.n, p.d, seed)), {});
+}
+
+// Moves the model to `step` with its background work done, as a frame would see it.
+void GoTo(Model& model, std::int64_t step) {
+  model.SetStep(step);
+  model.WaitIdle();
+  model.Update();
+}
+
 class Formulas : public ::testing::TestWithParam<std::tuple<LoopOrder, bool>> {};
 
 TEST_P(Formulas, EveryHoverValueMatchesTheDefinitions) {
   const auto [order, causal] = GetParam();
-  ProblemRequest r;
-  r.n = 11;
-  r.d = 3;
-  r.br = 4;
-  r.bc = 3;
-  r.order = order;
-  r.causal = causal;
-  const AttentionProblem p = ResolveProblem(r);
   Model model;
-  model.SetProblem(p, std::make_shared<AttentionInputs>(MakeRandomInputs(p.n, p.d, 11)), {});
+  LoadProblem(model, 11, 3, 4, 3, order, causal, 11);
+  const AttentionProblem& p = model.problem();
   const Oracle oracle{model.problem(), model.inputs()};
   const bool kv = order == LoopOrder::kKvOuter;
   int checked = 0;
   for (std::int64_t k = 0; k < model.step_count(); ++k) {
-    model.SetStep(k);
-    model.WaitIdle();
-    model.Update();
+    GoTo(model, k);
     const StepState& s = model.state();
     const Phase phase = s.info.phase;
     EXPECT_FALSE(Narrate(model).empty());
@@ -171,6 +183,93 @@ TEST_P(Formulas, EveryHoverValueMatchesTheDefinitions) {
 INSTANTIATE_TEST_SUITE_P(Orders, Formulas,
                          ::testing::Combine(::testing::Values(LoopOrder::kKvOuter, LoopOrder::kQOuter),
                                             ::testing::Bool()));
+
+// α's wording, at every step of every tile iteration in both orders, with and without the mask: the statistics
+// header and the narration (RescaleSummary) and the tooltips (ExplainRescale, ExplainRunningMax) say for each row
+// what the oracle says: first scores (m_old = −∞, α = 0), a new maximum (α < 1), unchanged (α = 1) or masked.
+TEST_P(Formulas, RescaleWordingAgreesWithTheTooltipsAndTheOracle) {
+  const auto [order, causal] = GetParam();
+  Model model;
+  LoadProblem(model, 12, 3, 3, 2, order, causal, 5);
+  const Oracle oracle{model.problem(), model.inputs()};
+  int first_tiles = 0, grew = 0, same = 0;
+  for (std::int64_t k = 0; k < model.step_count(); ++k) {
+    GoTo(model, k);
+    const StepState& s = model.state();
+    const MaxChangeCounts counts = CountMaxChanges(s.tile);
+    const std::string summary = RescaleSummary(s);
+    if (!counts.known()) {
+      EXPECT_TRUE(summary.empty()) << "step " << k;
+      continue;
+    }
+    const std::string narration = Narrate(model);
+    if (s.info.phase == Phase::kUpdateStats || s.info.phase == Phase::kRowMax) {
+      EXPECT_NE(narration.find(summary), std::string::npos) << "step " << k << ": " << narration;
+    }
+    for (int row = 0; row < s.rows; ++row) {
+      const int global = s.row_begin + row;
+      double m_old, l_old, m_new, l_new;
+      oracle.Stats(global, s.col_begin, &m_old, &l_old);
+      oracle.Stats(global, s.col_begin + s.cols, &m_new, &l_new);
+      const Explanation alpha = ExplainRescale(model, row), running_max = ExplainRunningMax(model, row);
+      std::string tooltips = alpha.title;
+      for (const auto& line : alpha.lines) tooltips += "\n" + line;
+      for (const auto& line : running_max.lines) tooltips += "\n" + line;
+      switch (RowMaxChange(s.tile, row)) {
+        case MaxChange::kFirst:
+          ++first_tiles;
+          EXPECT_EQ(m_old, kNegInf) << "step " << k << " row " << global;
+          EXPECT_GT(m_new, kNegInf);
+          EXPECT_NE(summary.find("α = 0"), std::string::npos) << "step " << k << ": " << summary;
+          EXPECT_NE(tooltips.find("α = 0"), std::string::npos) << tooltips;
+          EXPECT_EQ(tooltips.find("α = 1"), std::string::npos) << tooltips;
+          break;
+        case MaxChange::kGrew:
+          ++grew;
+          EXPECT_GT(m_new, m_old);
+          EXPECT_GT(m_old, kNegInf);
+          EXPECT_NE(summary.find("shrink by α"), std::string::npos) << summary;
+          EXPECT_NE(tooltips.find("< 1"), std::string::npos) << tooltips;
+          break;
+        case MaxChange::kSame:
+          ++same;
+          EXPECT_EQ(m_new, m_old);
+          EXPECT_NE(summary.find("α = 1"), std::string::npos) << summary;
+          EXPECT_EQ(tooltips.find("α = 0"), std::string::npos) << tooltips;
+          break;
+        case MaxChange::kNoKeys:
+          EXPECT_EQ(m_new, kNegInf);
+          EXPECT_NE(summary.find("no maximum yet"), std::string::npos) << summary;
+          break;
+        case MaxChange::kUnknown: ADD_FAILURE() << "a row without a classification at step " << k; break;
+      }
+    }
+  }
+  EXPECT_GT(first_tiles, 0);
+  EXPECT_GT(grew, 0);
+  EXPECT_GT(same, 0);
+}
+
+// The first lesson at the step that used to contradict itself (update_stats of the first K/V tile, kv order):
+// every row sees its first scores, so the header says α = 0 and never "no new maximum".
+TEST(Formulas, FirstLessonFirstTileSaysAlphaIsZero) {
+  for (const LoopOrder order : {LoopOrder::kKvOuter, LoopOrder::kQOuter}) {
+    ProblemForm form = Presets()[0].form;
+    form.order = order;
+    Model model;
+    const AttentionProblem p = ResolveProblem(form.ToRequest());
+    model.SetProblem(p, std::make_shared<AttentionInputs>(MakeRandomInputs(p.n, p.d, form.seed)), {});
+    const Phase update = order == LoopOrder::kKvOuter ? Phase::kUpdateStats : Phase::kRowMax;
+    for (std::int64_t k = 0; k < model.step_count(); ++k) {
+      if (model.schedule().Info(k).phase != update || model.schedule().Info(k).j != 0) continue;
+      GoTo(model, k);
+      const std::string summary = RescaleSummary(model.state());
+      EXPECT_EQ(summary, "First scores in all 2 rows: m_old = −∞, so α = 0 (nothing earlier to rescale).")
+          << LoopOrderName(order) << " step " << k;
+      EXPECT_EQ(Narrate(model).find("no new maximum"), std::string::npos);
+    }
+  }
+}
 
 TEST(Formulas, ScoreTilesSayWhatTheyAre) {
   ProblemRequest r;

@@ -1,5 +1,5 @@
-// The benchmark panel's own state (kept in UiState under the panel's id, as the panel table asks): what the next sweep runs,
-// where CSVs are loaded from and exported to, and how the plot reads. The sweep itself (a background thread and
+// The benchmark panel's own state (kept in UiState under the panel's id, as the panel table asks): what the next sweep
+// runs, where CSVs are loaded from and exported to, and how the plot reads. The sweep itself (a background thread and
 // its results) lives in benchmark_panel.cpp: it is work in progress, not something a session stores.
 #pragma once
 

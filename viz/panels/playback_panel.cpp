@@ -32,7 +32,8 @@ void DrawPlaybackPanel(const Model& model, UiState& ui) {
   ImGui::SameLine();
   if (IconButton("\u25c0##back", "Back one phase (←)", w)) ui.cursor.step = std::max<std::int64_t>(0, model.step() - 1);
   ImGui::SameLine();
-  if (IconButton(ui.cursor.playing ? "||##play" : "\u25b6##play", ui.cursor.playing ? "Pause (Space)" : "Play (Space)", w)) {
+  if (IconButton(ui.cursor.playing ? "||##play" : "\u25b6##play", ui.cursor.playing ? "Pause (Space)" : "Play (Space)",
+                 w)) {
     ui.cursor.playing = !ui.cursor.playing;
     if (ui.cursor.playing && model.step() == last) ui.cursor.step = 0;  // play from the start again
   }
@@ -59,7 +60,8 @@ void DrawPlaybackPanel(const Model& model, UiState& ui) {
 
   ImGui::SetNextItemWidth(avail * 0.55f);
   ImGui::SliderFloat("##speed", &ui.cursor.speed, 0.25f, 240.0f,
-                     ui.cursor.play_unit == StepUnit::kPhase ? "%.2g phases/s" : "%.2g tiles/s", ImGuiSliderFlags_Logarithmic);
+                     ui.cursor.play_unit == StepUnit::kPhase ? "%.2g phases/s" : "%.2g tiles/s",
+                     ImGuiSliderFlags_Logarithmic);
   MathTooltip("Playback speed ([ and ] halve and double it)");
   ImGui::SameLine();
   int unit = ui.cursor.play_unit == StepUnit::kPhase ? 0 : 1;
@@ -90,7 +92,8 @@ void DrawPlaybackPanel(const Model& model, UiState& ui) {
     else if (const auto first = model.schedule().FirstStepOfPair(ui.cursor.jump_i, ui.cursor.jump_j))
       ui.cursor.step = *first;
     else
-      ui.cursor.jump_error = Sprintf("(%d, %d) is masked (causal): it does no work, so it has no step", ui.cursor.jump_i, ui.cursor.jump_j);
+      ui.cursor.jump_error = Sprintf("(%d, %d) is masked (causal): it does no work, so it has no step",
+                                     ui.cursor.jump_i, ui.cursor.jump_j);
   }
   if (!ui.cursor.jump_error.empty()) {
     ImGui::PushTextWrapPos(0);

@@ -134,9 +134,11 @@ void DrawProblemPanel(const Model& model, UiState& ui) {
   // HW4 file.
   Label("HW4 file", "Q, K, V from the course's binary format (int32 B, N, d, then per batch N·d float32 each of Q, "
                     "K, V). N and d come from the file. Clear the path for random inputs.", label_w);
-  if (f.input_path != ui.form_status.path_synced) ui.form_status.path_edit = ui.form_status.path_synced = f.input_path;  // set by a preset or session
+  if (f.input_path != ui.form_status.path_synced)
+    ui.form_status.path_edit = ui.form_status.path_synced = f.input_path;  // set by a preset or session
   ImGui::SetNextItemWidth(-1);
-  if (ImGui::InputTextWithHint("##file", "path/to/input.bin", &ui.form_status.path_edit, ImGuiInputTextFlags_EnterReturnsTrue) ||
+  if (ImGui::InputTextWithHint("##file", "path/to/input.bin", &ui.form_status.path_edit,
+                               ImGuiInputTextFlags_EnterReturnsTrue) ||
       ImGui::IsItemDeactivatedAfterEdit()) {
     f.input_path = ui.form_status.path_synced = ui.form_status.path_edit;
     f.batch = 0;

@@ -6,6 +6,7 @@
 
 #include "kernels/common/format.h"
 #include "viz/formulas.h"
+#include "viz/narration.h"
 #include "viz/panels/panels.h"
 #include "viz/plot.h"
 #include "viz/widgets.h"
@@ -27,18 +28,6 @@ struct Range {
   }
   bool empty() const { return lo > hi; }
 };
-
-// Rows whose maximum grew in this tile iteration (α < 1 with a finite old maximum).
-int NewMaximumRows(const TileNumerics& t, double* min_alpha) {
-  int count = 0;
-  *min_alpha = 1.0;
-  for (std::size_t r = 0; r < t.alpha.size() && r < t.m_prev.size(); ++r)
-    if (Finite(t.m_prev[r]) && t.alpha[r] < 1.0) {
-      ++count;
-      *min_alpha = std::min(*min_alpha, t.alpha[r]);
-    }
-  return count;
-}
 
 // One column of horizontal bars: value and ghost per row, over [lo, hi] with a zero line where it falls inside.
 void DrawBars(ImDrawList* dl, const ScreenRect& area, int rows, float row_h, const std::vector<double>& value,
@@ -142,10 +131,11 @@ void DrawStatisticsPanel(const Model& model, UiState& ui) {
     ImGui::PopTextWrapPos();
     return;
   }
-  const int highlight =
-      ui.cursor.selected_row >= s.row_begin && ui.cursor.selected_row < s.row_begin + s.rows
-          ? ui.cursor.selected_row - s.row_begin
-          : (ui.cursor.hover_row >= s.row_begin && ui.cursor.hover_row < s.row_begin + s.rows ? ui.cursor.hover_row - s.row_begin : -1);
+  const int highlight = ui.cursor.selected_row >= s.row_begin && ui.cursor.selected_row < s.row_begin + s.rows
+                            ? ui.cursor.selected_row - s.row_begin
+                            : (ui.cursor.hover_row >= s.row_begin && ui.cursor.hover_row < s.row_begin + s.rows
+                                   ? ui.cursor.hover_row - s.row_begin
+                                   : -1);
 
   MathTextF("Q tile i = %d, rows %d–%d%s", s.info.i, s.row_begin, s.row_begin + s.rows - 1,
             s.info.j >= 0 ? Sprintf(", K/V tile j = %d", s.info.j).c_str() : "");
@@ -156,21 +146,23 @@ void DrawStatisticsPanel(const Model& model, UiState& ui) {
 
   // α callout.
   ImGui::PushTextWrapPos(0);
-  double min_alpha = 1.0;
-  const int grew = NewMaximumRows(t, &min_alpha);
-  if (grew > 0) {
-    ImGui::PushStyleColor(ImGuiCol_Text, pal.warn);
-    MathTextF("New row maximum in %d of %d rows: α = e^(m_old − m_new) ≥ %s", grew, s.rows, Num(min_alpha, 3).c_str());
-    ImGui::PopStyleColor();
+  const MaxChangeCounts changes = CountMaxChanges(t);
+  if (changes.known()) {
+    // α ≠ 1 somewhere (first scores or a new maximum) is what the learner should notice: the warning colour.
+    const bool rescales = changes.first + changes.grew > 0;
+    if (rescales) ImGui::PushStyleColor(ImGuiCol_Text, pal.warn);
+    MathTextF("%s", RescaleSummary(s).c_str());
+    if (rescales) ImGui::PopStyleColor();
     ImGui::SameLine();
     HelpMarker(kv ? "Where a tile brings a larger score, m_i grows and everything accumulated against the old "
                     "maximum is rescaled: ℓ_new = α·ℓ_i + e^(m~_ij − m_new)·ℓ~_ij and O_i likewise (update_o). "
-                    "Orange bars are those rows."
+                    "In a row's first tile m_old = −∞, so α = 0: there is nothing earlier to keep. Orange bars are "
+                    "the rows whose maximum grew."
                   : "Where a tile brings a larger score, m_i grows at rowmax and ℓ_i and O_i are multiplied by "
-                    "α = e^(m_old − m_new) before this tile's share is added. Orange bars are those rows.");
+                    "α = e^(m_old − m_new) before this tile's share is added. In a row's first tile m_old = −∞, so "
+                    "α = 0: there is nothing earlier to keep. Orange bars are the rows whose maximum grew.");
   } else {
-    MathTextColored(pal.dim, t.alpha.empty() ? "α = e^(m_old − m_new) appears once the new maxima are known"
-                                             : "No new row maximum in this tile: α = 1 for every row with a maximum");
+    MathTextColored(pal.dim, "α = e^(m_old − m_new) appears once the new maxima are known");
   }
   if (const LiveGpuView* gpu = CurrentGpuValues(model)) {
     // The cross-check in one line; a mismatch is never quiet (the live GPU tab has the details).
@@ -196,7 +188,7 @@ void DrawStatisticsPanel(const Model& model, UiState& ui) {
   const float row_h = bars_h / static_cast<float>(s.rows);
   std::vector<bool> flagged(static_cast<std::size_t>(s.rows), false);
   for (std::size_t r = 0; r < t.alpha.size() && r < t.m_prev.size(); ++r)
-    flagged[r] = Finite(t.m_prev[r]) && t.alpha[r] < 1.0;
+    flagged[r] = RowMaxChange(t, static_cast<int>(r)) == MaxChange::kGrew;
 
   Range mr;
   mr.Take(t.m);

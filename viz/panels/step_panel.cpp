@@ -580,7 +580,8 @@ void DrawStepPanel(const Model& model, UiState& ui) {
     return;
   }
   const float legend_h = ImGui::GetFrameHeightWithSpacing();
-  const StepLayout L = ComputeStepLayout(origin, avail, model.problem(), ui.appearance.ui_scale * (ui.appearance.large_font ? 1.2f : 1.0f),
+  const StepLayout L = ComputeStepLayout(origin, avail, model.problem(),
+                                         ui.appearance.ui_scale * (ui.appearance.large_font ? 1.2f : 1.0f),
                                          ImGui::GetFrameHeight(), legend_h);
   Hovered hovered;
   DrawMatrices(model, ui, L, hovered);

@@ -28,7 +28,8 @@ PY
 }
 
 "$flashviz" --n 64 --d 8 --br 16 --bc 16 --order q --causal --screenshot "$work/traffic.png" --step 40 \
-  --panel traffic --width 800 --height 600 --theme light > "$work/out.log" 2>&1 || fail "screenshot: $(cat "$work/out.log")"
+  --panel traffic --width 800 --height 600 --theme light > "$work/out.log" 2>&1 \
+  || fail "screenshot: $(cat "$work/out.log")"
 [ "$(png_size "$work/traffic.png")" = "800 600" ] || fail "wrong size: $(png_size "$work/traffic.png")"
 grep -q "wrote $work/traffic.png" "$work/out.log" || fail "no confirmation line: $(cat "$work/out.log")"
 "$flashviz" gui --screenshot "$work/default.png" --ui-scale 1.5 > /dev/null 2>&1 || fail "the default problem"
@@ -41,7 +42,8 @@ cat > "$work/s.json" <<'JSON'
 JSON
 "$flashviz" --session "$work/s.json" --screenshot "$work/session.png" > /dev/null 2>&1 || fail "session"
 
-"$flashviz" --n 64 --d 8 --bench-frames 5 --width 640 --height 480 > "$work/bench.log" 2>&1 || fail "bench: $(cat "$work/bench.log")"
+"$flashviz" --n 64 --d 8 --bench-frames 5 --width 640 --height 480 > "$work/bench.log" 2>&1 \
+  || fail "bench: $(cat "$work/bench.log")"
 grep -q "frame time: median" "$work/bench.log" || fail "bench printed no frame times"
 
 expect_error() {  # expect_error WHAT ARGS...: non-zero, one line on stderr, no PNG left

@@ -205,12 +205,14 @@ TEST_F(RealInput, ArrowsHomeEndAndSpaceDriveTheCursor) {
   EXPECT_TRUE(FramesUntil([&] { return ui().cursor.step == next_tile; })) << "Shift+Right: step " << ui().cursor.step;
 
   Tap(XK_End);
-  EXPECT_TRUE(FramesUntil([&] { return ui().cursor.step == model.step_count() - 1; })) << "End: step " << ui().cursor.step;
+  EXPECT_TRUE(FramesUntil([&] { return ui().cursor.step == model.step_count() - 1; }))
+      << "End: step " << ui().cursor.step;
   Tap(XK_Home);
   EXPECT_TRUE(FramesUntil([&] { return ui().cursor.step == 0; })) << "Home: step " << ui().cursor.step;
 
   Tap(XK_space);
-  EXPECT_TRUE(FramesUntil([&] { return ui().cursor.playing && ui().cursor.step > 0; })) << "Space did not start playback";
+  EXPECT_TRUE(FramesUntil([&] { return ui().cursor.playing && ui().cursor.step > 0; }))
+      << "Space did not start playback";
   Tap(XK_space);
   EXPECT_TRUE(FramesUntil([&] { return !ui().cursor.playing; })) << "Space did not pause";
 }
@@ -230,7 +232,8 @@ TEST_F(RealInput, AClickOnARowOfQSelectsIt) {
   const int n = window_->model().problem().n;
   for (int row : {40, 5}) {
     Click((q.min.x + q.max.x) / 2, q.min.y + (static_cast<float>(row) + 0.5f) * q.height() / static_cast<float>(n));
-    EXPECT_TRUE(FramesUntil([&] { return ui().cursor.selected_row == row; })) << "selected row " << ui().cursor.selected_row;
+    EXPECT_TRUE(FramesUntil([&] { return ui().cursor.selected_row == row; }))
+        << "selected row " << ui().cursor.selected_row;
   }
 }
 

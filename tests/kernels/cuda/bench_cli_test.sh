@@ -18,7 +18,8 @@ err=$("$flashviz" bench --n 64 --repeats 3 --csv "$dir/x.csv" 2>&1) && fail "--r
 grep -q "at least 20" <<<"$err" || fail "repeats message: $err"
 [ -e "$dir/x.csv" ] && fail "a refused bench left a CSV"
 
-if err=$("$flashviz" bench --kernels flash2_warp,flash2_wmma --n 100 --d 64 --batch 1 --heads 2 --csv "$dir/b.csv" 2>&1); then
+if err=$("$flashviz" bench --kernels flash2_warp,flash2_wmma --n 100 --d 64 --batch 1 --heads 2 \
+    --csv "$dir/b.csv" 2>&1); then
   # A GPU: the CSV has the header, a validated flash2_warp row and flash2_wmma's "not applicable" (fp32).
   head -1 "$dir/b.csv" | grep -q "^kernel,dtype,B,H,N,d,causal,ms_median" || fail "CSV header"
   grep -q "^flash2_warp,fp32,1,2,100,64,0,[0-9.]" "$dir/b.csv" || fail "no measured flash2_warp row"
@@ -30,7 +31,8 @@ else
 fi
 
 # --replot draws the PNG from CSVs alone, where viz/ is built; elsewhere it says why.
-printf 'kernel,dtype,B,H,N,d,ms_median\nnaive,fp32,1,1,512,64,2.5\nnaive,fp32,1,1,1024,64,9.8\ntorch_math,fp32,1,1,1024,64,1.0\n' > "$dir/r.csv"
+printf 'kernel,dtype,B,H,N,d,ms_median\nnaive,fp32,1,1,512,64,2.5\nnaive,fp32,1,1,1024,64,9.8\n'\
+'torch_math,fp32,1,1,1024,64,1.0\n' > "$dir/r.csv"
 if "$flashviz" bench --replot "$dir/r.csv" --png "$dir/r.png" 2> "$dir/err"; then
   [ "$(head -c 4 "$dir/r.png" | od -An -c | tr -d ' ')" = "211PNG" ] || fail "--replot wrote no PNG"
 else
