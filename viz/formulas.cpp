@@ -127,14 +127,28 @@ Explanation ExplainScore(const Model& m, int r, int c) {
   } else {
     const double dot = Dot(m, row, col);
     x.lines.push_back(Sprintf("S[%d, %d] = scale · Σₑ Q[%d, e] · K[%d, e]   (d = %d terms)", row, col, row, col, p.d));
-    if (p.d <= 4) {
-      std::string terms;
-      for (int e = 0; e < p.d; ++e)
-        terms +=
-            Sprintf("%s%s×%s", e ? " + " : "", Num(m.inputs().q[static_cast<std::size_t>(row) * p.d + e], 3).c_str(),
-                    Num(m.inputs().k[static_cast<std::size_t>(col) * p.d + e], 3).c_str());
-      x.lines.push_back("= " + Num(p.scale) + " × (" + terms + ")");
+    // The d products, four to a line; past kShownTerms the rest are summed in one term, so a d = 128 tooltip
+    // stays on screen.
+    constexpr int kShownTerms = 16, kPerLine = 4;
+    const int shown = p.d <= kShownTerms ? p.d : kShownTerms - 1;
+    std::string line = "= " + Num(p.scale) + " × (";
+    for (int e = 0; e < shown; ++e) {
+      const std::size_t qe = static_cast<std::size_t>(row) * p.d + e, ke = static_cast<std::size_t>(col) * p.d + e;
+      line += Sprintf("%s%s×%s", e % kPerLine ? " + " : "", Num(m.inputs().q[qe], 3).c_str(),
+                      Num(m.inputs().k[ke], 3).c_str());
+      if (e % kPerLine == kPerLine - 1 && e + 1 < p.d) {
+        x.lines.push_back(line);
+        line = "   + ";
+      }
     }
+    if (shown < p.d) {
+      double rest = 0;
+      for (int e = shown; e < p.d; ++e)
+        rest += static_cast<double>(m.inputs().q[static_cast<std::size_t>(row) * p.d + e]) *
+                m.inputs().k[static_cast<std::size_t>(col) * p.d + e];
+      line += Sprintf("Σₑ₌%d…%d Q[%d, e]·K[%d, e] = %s", shown, p.d - 1, row, col, Num(rest, 4).c_str());
+    }
+    x.lines.push_back(line + ")");
     x.lines.push_back(Sprintf("= %s × %s = %s", Num(p.scale).c_str(), Num(dot, 5).c_str(), Num(x.value, 5).c_str()));
   }
   x.lines.push_back(Sprintf("computed in SRAM at scores of tile pair (i = %d, j = %d); never written to HBM",
@@ -153,9 +167,11 @@ Explanation ExplainProbability(const Model& m, int r, int c) {
   Explanation x;
   x.available = true;
   x.value = s.tile.p[at];
-  x.title = Sprintf("P~_ij[%d, %d] = %s", r, c, Num(x.value, 5).c_str());
+  // Global indices, as the S tooltip has them: the same cell is called the same in both.
+  const int row = s.row_begin + r, col = s.col_begin + c;
+  x.title = Sprintf("P~_ij[%d, %d] = P~[%d, %d] = %s", r, c, row, col, Num(x.value, 5).c_str());
   const char* shift_name = Kv(m) ? "m~_ij" : "m_i";
-  x.lines.push_back(Sprintf("P~[%d, %d] = exp(S[%d, %d] − %s[%d])", r, c, r, c, shift_name, r));
+  x.lines.push_back(Sprintf("P~[%d, %d] = exp(S[%d, %d] − %s of row %d)", row, col, row, col, shift_name, row));
   if (std::isinf(score) && score < 0)
     x.lines.push_back("= exp(−∞) = 0   (a masked key)");
   else

@@ -19,7 +19,9 @@ struct FrameReport {
   ScreenRect step_q, step_kt, step_s, step_vt, step_o, step_zoom, step_area;
   // The timeline's step/tile labels and the narration below them (tests check that they do not overlap).
   bool timeline_drawn = false;
-  ScreenRect timeline_labels, timeline_narration;
+  ScreenRect timeline_labels, timeline_narration, timeline_scrubber;
+  // The status line in the menu bar (empty when there is no status).
+  ScreenRect status;
 };
 
 // The report of the frame being drawn, or null when no caller asked for one.

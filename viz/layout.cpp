@@ -11,6 +11,8 @@
 
 #include "kernels/common/format.h"
 #include "viz/frame_report.h"
+#include "viz/lessons.h"
+#include "viz/panels/lesson_panel.h"
 #include "viz/panels/panel_table.h"
 #include "viz/widgets.h"
 
@@ -103,14 +105,37 @@ void DrawMenuBar(UiState& ui, MenuRequests& requests) {
     }
     ImGui::EndMenu();
   }
+  if (ImGui::BeginMenu("Lessons")) {
+    for (const Lesson& lesson : ShippedLessons()) {
+      if (ImGui::MenuItem(lesson.title.c_str())) StartLesson(ui, lesson.id);
+      if (ImGui::IsItemHovered()) MathTooltip(lesson.summary.c_str());
+    }
+    ImGui::EndMenu();
+  }
   if (ImGui::BeginMenu("Help")) {
     if (ImGui::MenuItem("Keyboard shortcuts", "F1")) ui.show_shortcuts = true;
     ImGui::EndMenu();
   }
+  // The status line, the one place a save, a load or their error is reported: right-aligned, cut with "…" to
+  // the room the menus leave (the whole text in a tooltip), errors in the "bad" colour.
   if (!ui.status.empty()) {
-    const float w = ImGui::CalcTextSize(ui.status.c_str()).x;
-    ImGui::SameLine(std::max(ImGui::GetCursorPosX() + 20, ImGui::GetWindowWidth() - w - 16));
-    ImGui::TextDisabled("%s", ui.status.c_str());
+    const float room = ImGui::GetWindowWidth() - ImGui::GetCursorPosX() - 36;
+    std::string shown = ui.status;
+    if (ImGui::CalcTextSize(shown.c_str()).x > room) {
+      while (!shown.empty() && ImGui::CalcTextSize((shown + "…").c_str()).x > room) {
+        shown.pop_back();
+        while (!shown.empty() && (static_cast<unsigned char>(shown.back()) & 0xC0) == 0x80) shown.pop_back();
+      }
+      shown += "…";
+    }
+    ImGui::SameLine(ImGui::GetWindowWidth() - ImGui::CalcTextSize(shown.c_str()).x - 16);
+    const Palette& palette = GetPalette();
+    ImGui::PushStyleColor(ImGuiCol_Text, ui.status_is_error ? ImGui::ColorConvertU32ToFloat4(palette.bad)
+                                                           : ImGui::GetStyle().Colors[ImGuiCol_TextDisabled]);
+    ImGui::TextUnformatted(shown.c_str());
+    ImGui::PopStyleColor();
+    if (FrameReport* report = CurrentFrameReport()) report->status = {ImGui::GetItemRectMin(), ImGui::GetItemRectMax()};
+    if (shown != ui.status && ImGui::IsItemHovered()) MathTooltip(ui.status.c_str());
   }
   ImGui::EndMainMenuBar();
 }
@@ -148,6 +173,7 @@ void DrawShortcuts(UiState& ui) {
         {"Ctrl+T", "dark / light theme"},
         {"Ctrl+= / Ctrl+-", "UI scale up / down"},
         {"Ctrl+S / Ctrl+O", "save / load the session"},
+        {"PageDown / PageUp", "the lesson's next / previous stop"},
         {"F1", "this window"},
         {"Ctrl+Q", "quit"},
     };

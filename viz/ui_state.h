@@ -106,7 +106,8 @@ struct CursorState {
   float speed = 4.0f;                     // steps (or tile iterations) per second while playing
   StepUnit play_unit = StepUnit::kPhase;  // what one playback tick advances
   double play_accumulator = 0.0;          // fractional ticks carried between frames
-  int jump_i = 0, jump_j = 0;             // the "jump to (i, j)" fields
+  int jump_i = 0, jump_j = 0;             // the "jump to (i, j)" fields: the current pair, or what was typed
+  std::int64_t jump_fields_step = -1;     // the step the fields last followed (they follow every move)
   std::string jump_error;
   int selected_row = -1;  // query row shown in the O_i view (−1: the first row of the current tile)
   // What the mouse pointed at in the last frame (global row and key column, −1: none): other views
@@ -143,7 +144,8 @@ struct UiState {
   // --- the session and the status line --------------------------------------------------------------------
   std::string session_path = "flashviz-session.json";
   bool open_save_dialog = false, open_load_dialog = false;  // ask for the path first (Ctrl+S, Ctrl+O)
-  std::string status;  // one line for the last save/load/apply result
+  std::string status;  // one line for the last save/load/apply result, shown at the right of the menu bar
+  bool status_is_error = false;  // drawn in the "bad" colour and kept longer
   double status_time = -1.0;
 };
 

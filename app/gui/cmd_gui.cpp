@@ -1,4 +1,5 @@
-// flashviz [gui] [problem options] [--screenshot PNG --step K --panel NAME --width W --height H --ui-scale F]
+// flashviz [gui] [problem options | --lesson ID[:STOP]] [--screenshot PNG --step K --panel NAME --width W --height H]
+//                [--ui-scale F]
 //                [--bench-frames K] [--theme dark|light] [--session FILE] [--gl auto|egl|glfw]
 #include <CLI/CLI.hpp>
 
@@ -27,6 +28,9 @@ void AddGuiCommand(CLI::App& app, CommandList& commands) {
   cmd->add_option("--screenshot", o->screenshot, "render one frame offscreen into this PNG and exit (no window)");
   cmd->add_option("--step", o->step, "put the cursor at this step");
   cmd->add_option("--panel", o->panel, "open and focus this panel or tab (" + PanelIdList() + ")");
+  cmd->add_option("--lesson", o->lesson,
+                  "open a guided lesson, optionally at a stop (1-based): first-lesson, tiling-and-traffic, "
+                  "causal-mask, vortex-mapping; e.g. first-lesson:8");
   cmd->add_option("--width", o->width, "window or screenshot width in pixels (default 1280)");
   cmd->add_option("--height", o->height, "window or screenshot height in pixels (default 720)");
   cmd->add_option("--ui-scale", o->ui_scale, "scale of text and widgets (default 1, or the monitor's)");

@@ -16,6 +16,7 @@
 #include "app/io/hw4_file.h"
 #include "kernels/common/format.h"
 #include "viz/layout.h"
+#include "viz/panels/lesson_panel.h"
 #include "viz/panels/panel_table.h"
 #include "viz/texture.h"
 #include "viz/theme.h"
@@ -23,8 +24,9 @@
 namespace flashviz {
 namespace {
 
-void SetStatus(UiState& ui, std::string text) {
+void SetStatus(UiState& ui, std::string text, bool error = false) {
   ui.status = std::move(text);
+  ui.status_is_error = error;
   ui.status_time = ImGui::GetCurrentContext() ? ImGui::GetTime() : 0.0;
 }
 
@@ -114,6 +116,9 @@ void HandleKeyboard(const Model& m, UiState& ui) {
   if (pressed(GLFW_KEY_LEFT_BRACKET, true)) ui.cursor.speed = std::max(0.25f, ui.cursor.speed / 2);
   if (pressed(GLFW_KEY_RIGHT_BRACKET, true)) ui.cursor.speed = std::min(240.0f, ui.cursor.speed * 2);
   if (pressed(GLFW_KEY_F1, false)) ui.show_shortcuts = !ui.show_shortcuts;
+  // A presenter's clicker sends PageDown / PageUp: the lesson's next and previous stop.
+  if (pressed(ImGui::GetKeyIndex(ImGuiKey_PageDown), false)) LessonStep(ui, 1);
+  if (pressed(ImGui::GetKeyIndex(ImGuiKey_PageUp), false)) LessonStep(ui, -1);
   int tab = 0;
   for (const PanelInfo& p : Panels()) {
     if (p.slot != PanelSlot::kCentreTab || !IsPanelOpen(ui, p)) continue;
@@ -167,6 +172,10 @@ bool ApplyForm(Model& model, UiState& ui) {
   options.seed = f.seed;
   options.input = f.input_path;
   options.batch = f.batch;
+  // Where the cursor stands, to stand there again when only the order, the mask or the numbers change.
+  const bool had_problem = model.has_problem();
+  const StepInfo position = had_problem ? model.schedule().Info(model.step()) : StepInfo{};
+  const int old_tr = had_problem ? model.problem().tr() : -1, old_tc = had_problem ? model.problem().tc() : -1;
   try {
     // Check the size before making inputs: an impossible N must not allocate first.
     const LoadedProblem counted = LoadProblem(options, false);
@@ -183,9 +192,10 @@ bool ApplyForm(Model& model, UiState& ui) {
   ui.form_status.problem_error.clear();
   ui.form.n = model.problem().n;  // from the file, when there is one
   ui.form.d = model.problem().d;
-  ui.cursor.step = 0;
+  const bool same_grid = model.problem().tr() == old_tr && model.problem().tc() == old_tc;
+  ui.cursor.step = same_grid ? model.schedule().StepLike(position) : 0;
   ui.cursor.playing = false;
-  ui.cursor.selected_row = -1;
+  if (!same_grid || ui.cursor.selected_row >= model.problem().n) ui.cursor.selected_row = -1;
   return true;
 }
 
@@ -214,10 +224,10 @@ void ApplyRequests(Model& model, UiState& ui) {
             ui.cursor.step = std::clamp<std::int64_t>(step, 0, LastStep(model));
             SetStatus(ui, "loaded " + ui.session_path);
           } else {
-            SetStatus(ui, "session loaded, but its problem cannot be run: " + ui.form_status.problem_error);
+            SetStatus(ui, "session loaded, but its problem cannot be run: " + ui.form_status.problem_error, true);
           }
         } catch (const InputError& e) {
-          SetStatus(ui, e.what());
+          SetStatus(ui, e.what(), true);
         }
         break;
       case UiRequest::kSaveSession:
@@ -225,7 +235,7 @@ void ApplyRequests(Model& model, UiState& ui) {
           SaveSession(ui.session_path, ui, model.step());
           SetStatus(ui, "saved " + ui.session_path);
         } catch (const InputError& e) {
-          SetStatus(ui, e.what());
+          SetStatus(ui, e.what(), true);
         }
         break;
       case UiRequest::kInspectInputFile:
@@ -269,7 +279,8 @@ void RunUiFrame(Model& model, UiState& ui, double dt) {
   ApplyRequests(model, ui);
   DrawUi(model, ui);
   ApplyRequests(model, ui);
-  if (!ui.status.empty() && ImGui::GetTime() - ui.status_time > 10.0) ui.status.clear();
+  // Errors stay long enough to be read in full; the confirmations of a save or a load go sooner.
+  if (!ui.status.empty() && ImGui::GetTime() - ui.status_time > (ui.status_is_error ? 30.0 : 10.0)) ui.status.clear();
   if (TextureBackend* textures = GetTextureBackend()) textures->EndFrame();
 }
 

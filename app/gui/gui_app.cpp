@@ -25,6 +25,8 @@
 #include "app/gui/session.h"
 #include "kernels/common/files.h"
 #include "kernels/common/format.h"
+#include "viz/lessons.h"
+#include "viz/panels/lesson_panel.h"
 #include "viz/panels/panel_table.h"
 #include "viz/raster.h"
 #ifdef FLASHVIZ_LIVE_GPU
@@ -69,7 +71,27 @@ void InitGuiState(const GuiOptions& o, Model& model, UiState& ui) {
   if (o.width < 64 || o.height < 64 || o.width > 16384 || o.height > 16384)
     throw UsageError(Sprintf("--width %d --height %d: each must be between 64 and 16384", o.width, o.height));
   std::int64_t step = 0;
-  if (!o.session.empty()) {
+  const Lesson* lesson = nullptr;
+  int lesson_stop = 0;
+  if (!o.lesson.empty()) {
+    if (!o.session.empty() || o.problem_given || o.step)
+      throw UsageError("--lesson gives the problem and the step: leave out --session, --step and the problem options");
+    const std::size_t colon = o.lesson.find(':');
+    lesson = FindLesson(o.lesson.substr(0, colon));
+    std::string ids;
+    for (const Lesson& l : ShippedLessons()) ids += (ids.empty() ? "" : ", ") + l.id;
+    if (!lesson) throw UsageError("--lesson " + o.lesson + ": no such lesson (one of " + ids + ")");
+    if (colon != std::string::npos) {
+      const std::string number = o.lesson.substr(colon + 1);
+      char* end = nullptr;
+      const long stop = std::strtol(number.c_str(), &end, 10);
+      if (number.empty() || *end != '\0' || stop < 1 || stop > static_cast<long>(lesson->stops.size()))
+        throw UsageError(Sprintf("--lesson %s: the stop must be a number from 1 to %zu", o.lesson.c_str(),
+                                 lesson->stops.size()));
+      lesson_stop = static_cast<int>(stop) - 1;
+    }
+    ui.form = FormAtStop(*lesson, lesson_stop);
+  } else if (!o.session.empty()) {
     if (o.problem_given) throw UsageError("--session gives the problem: leave out the problem options, or the session");
     step = LoadSession(o.session, ui);
   } else if (o.problem_given) {
@@ -96,6 +118,12 @@ void InitGuiState(const GuiOptions& o, Model& model, UiState& ui) {
   }
   ui.cursor.step = std::clamp<std::int64_t>(step, 0, model.step_count() - 1);
   model.SetStep(ui.cursor.step);
+  if (lesson) {
+    // The lesson panel moves the cursor and brings the stop's panel to the front on the first frame.
+    StartLesson(ui, lesson->id, lesson_stop);
+    if (const auto stop_step = StopStep(model.schedule(), lesson->stops[static_cast<std::size_t>(lesson_stop)]))
+      model.SetStep(*stop_step);
+  }
   if (!o.panel.empty() && !FocusPanel(ui, o.panel))
     throw UsageError("--panel " + o.panel + ": no such panel (one of " + PanelIdList() + ")");
   ui.requests.Push(UiRequest::kRebuildStyle);

@@ -22,6 +22,7 @@ struct GuiOptions {
   std::string screenshot;      // --screenshot PNG
   std::optional<std::int64_t> step;
   std::string panel;
+  std::string lesson;  // --lesson ID[:STOP]: a shipped lesson, at its STOP-th stop (1-based)
   int width = 1280, height = 720;
   std::optional<float> ui_scale;
   int bench_frames = 0;

@@ -25,6 +25,11 @@ bool AttentionProblem::TilePairActive(int i, int j) const {
   return ColBegin(j) <= last_row;
 }
 
+int AttentionProblem::ActiveKvTiles(int i) const {
+  if (!causal) return tc();
+  return std::min(tc(), (RowBegin(i) + RowsInTile(i) - 1) / bc + 1);
+}
+
 std::optional<std::string> ProblemRequestError(const ProblemRequest& r) {
   if (r.n < 1 || r.n > kMaxSequenceLength)
     return Sprintf("N = %d is out of range: N must be between 1 and %d", r.n, kMaxSequenceLength);

@@ -56,6 +56,8 @@ struct AttentionProblem {
   int ColsInTile(int j) const;  // B_c, or fewer for the last (edge) tile
   // Causal: a tile pair whose every key index exceeds every query index does no work at all.
   bool TilePairActive(int i, int j) const;
+  // The K/V tiles Q tile i meets: j = 0 … ActiveKvTiles(i) − 1 (all T_c of them without the mask).
+  int ActiveKvTiles(int i) const;
   // Causal: key index k is masked for query index r when k > r.
   bool Masked(int row, int col) const { return causal && col > row; }
 };

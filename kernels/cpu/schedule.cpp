@@ -113,6 +113,34 @@ std::optional<std::int64_t> Schedule::FirstStepOfPair(int i, int j) const {
   return o.first_step + 1 + per_iteration * (inner - o.inner_begin);
 }
 
+std::int64_t Schedule::StepLike(const StepInfo& like) const {
+  if (step_count_ == 0 || like.phase == Phase::kInit) return 0;
+  if (like.phase == Phase::kDone) return step_count_ - 1;
+  const bool kv = problem_.order == LoopOrder::kKvOuter;
+  // The outer iteration the position belongs to in this order (a phase outside a pair knows one index only).
+  const int outer = std::clamp(kv ? std::max(like.j, 0) : std::max(like.i, 0), 0, std::max(outer_count() - 1, 0));
+  if (outer_.empty()) return 0;
+  const std::int64_t begin = outer_[static_cast<std::size_t>(outer)].first_step;
+  const std::int64_t end = outer + 1 < outer_count() ? outer_[static_cast<std::size_t>(outer) + 1].first_step
+                                                     : step_count_;
+  // An outer iteration has at most a few phases per inner tile: scanning it is cheap next to loading a problem.
+  std::optional<std::int64_t> same_pair;
+  for (std::int64_t step = begin; step < end; ++step) {
+    const StepInfo info = Info(step);
+    if (info.phase == like.phase && info.i == like.i && info.j == like.j) return step;
+    if (!same_pair && info.i == like.i && info.j == like.j) same_pair = step;
+  }
+  if (same_pair) return *same_pair;
+  // The pair is masked here (causal): the nearest active inner tile of the same outer iteration.
+  const Outer& o = outer_[static_cast<std::size_t>(outer)];
+  const int inner = kv ? like.i : like.j;
+  if (o.inner_end > o.inner_begin) {
+    const int nearest = std::clamp(inner, o.inner_begin, o.inner_end - 1);
+    if (const auto first = FirstStepOfPair(kv ? nearest : outer, kv ? outer : nearest)) return *first;
+  }
+  return begin;
+}
+
 std::int64_t Schedule::TileIterationStart(std::int64_t t) const {
   assert(t >= 0 && t < tile_iterations_);
   const auto it = std::upper_bound(iterations_before_.begin(), iterations_before_.end() - 1, t);

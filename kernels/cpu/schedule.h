@@ -64,6 +64,10 @@ class Schedule {
   StepInfo Info(std::int64_t step) const;  // O(log T); step must be in [0, step_count)
   // The first step of tile pair (i, j), or nothing when causal masking skips the pair.
   std::optional<std::int64_t> FirstStepOfPair(int i, int j) const;
+  // The step of this schedule that stands where `like` (a step of another schedule of the same tile grid, e.g. the
+  // other loop order or with the mask toggled) stands: the same phase of the same tile pair where this schedule
+  // has one, else the first step of that pair, else of the nearest active pair of its outer iteration.
+  std::int64_t StepLike(const StepInfo& like) const;
   // The first step of the t-th tile iteration in schedule order (for timeline marks).
   std::int64_t TileIterationStart(std::int64_t t) const;
 

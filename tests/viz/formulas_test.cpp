@@ -118,7 +118,12 @@ TEST_P(Formulas, EveryHoverValueMatchesTheDefinitions) {
             oracle.Stats(row, seen_after, &shift, &l);
           }
           const double expected = oracle.S(row, col) == kNegInf ? 0.0 : std::exp(oracle.S(row, col) - shift);
-          ExpectNear(ExplainProbability(model, rr, c), expected, "P~", k);
+          const Explanation probability = ExplainProbability(model, rr, c);
+          ExpectNear(probability, expected, "P~", k);
+          // The same cell is named as the S tooltip names it: by its global row and key.
+          const std::string cell = "[" + std::to_string(row) + ", " + std::to_string(col) + "]";
+          EXPECT_NE(probability.title.find("P~" + cell), std::string::npos) << probability.title;
+          EXPECT_NE(probability.lines[0].find("S" + cell), std::string::npos) << probability.lines[0];
         }
       }
       // The tile's row max and sum.
@@ -268,6 +273,27 @@ TEST(Formulas, FirstLessonFirstTileSaysAlphaIsZero) {
           << LoopOrderName(order) << " step " << k;
       EXPECT_EQ(Narrate(model).find("no new maximum"), std::string::npos);
     }
+  }
+}
+
+// The S tooltip spells out the dot product's d terms (all of them up to d = 16; past that the first 15 and the
+// sum of the rest), and they add up to the value it shows.
+TEST(Formulas, ScoreTooltipShowsTheTermsOfTheDotProduct) {
+  for (const int d : {3, 8, 16, 64}) {
+    Model model;
+    LoadProblem(model, 8, d, 4, 4, LoopOrder::kKvOuter, false, 2);
+    std::int64_t step = 0;
+    while (model.schedule().Info(step).phase != Phase::kScores) ++step;
+    GoTo(model, step);
+    const Explanation x = ExplainScore(model, 1, 2);
+    ASSERT_TRUE(x.available);
+    std::string text;
+    for (const auto& line : x.lines) text += line + "\n";
+    int products = 0;  // "×": one in each term written out, one before them and one in the last line
+    for (std::size_t at = text.find("×"); at != std::string::npos; at = text.find("×", at + 1)) ++products;
+    EXPECT_EQ(products, 2 + (d <= 16 ? d : 15)) << text;
+    if (d > 16) { EXPECT_NE(text.find("Σₑ₌15…63"), std::string::npos) << text; }
+    for (const auto& line : x.lines) EXPECT_LT(line.size(), 120u) << line;
   }
 }
 

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <imgui_internal.h>
 
+#include <optional>
 #include <random>
 #include <set>
 
@@ -128,6 +129,36 @@ TEST_P(PresetPanels, TheCursorIsDrawnWhereTheReportSays) {
   EXPECT_TRUE(near_cursor(q.min.x - 0.75f, (q.min.y + q.max.y) / 2)) << "left edge of Q_i";
   // Far from any cursor, the S view shows no cursor colour: the last tile's centre is pending.
   EXPECT_FALSE(near_cursor(report.step_s.max.x - 3, report.step_s.max.y - 3));
+}
+
+// The timeline's scrubber stays put while the step moves (its labels used to change width with the step
+// number and the phase name, shifting the scrubber and its marks sideways during playback), and the jump fields
+// follow the cursor to every tile pair it visits.
+TEST_P(PresetPanels, TheTimelineStaysAndTheJumpFieldsFollow) {
+  const Preset& preset = Presets()[static_cast<std::size_t>(GetParam())];
+  testing::HeadlessImGui imgui(ImVec2(1280, 720));
+  Model model;
+  UiState ui;
+  LoadPreset(model, ui, preset);
+  std::optional<ScreenRect> first;
+  for (const std::int64_t step : StepsToVisit(model, 10)) {
+    model.SetStep(step);
+    ui.cursor.step = step;
+    FrameReport report;
+    for (int frame = 0; frame < 2; ++frame) Frame(model, ui, &report);
+    ASSERT_TRUE(report.timeline_drawn);
+    if (!first) first = report.timeline_scrubber;
+    EXPECT_EQ(report.timeline_scrubber.min.x, first->min.x) << "step " << step;
+    EXPECT_EQ(report.timeline_scrubber.max.x, first->max.x) << "step " << step;
+    const StepInfo info = model.state().info;
+    if (info.i >= 0) { EXPECT_EQ(ui.cursor.jump_i, info.i) << "step " << step; }
+    if (info.j >= 0) { EXPECT_EQ(ui.cursor.jump_j, info.j) << "step " << step; }
+  }
+  // What was typed stays until the cursor moves.
+  const int typed = ui.cursor.jump_i + 1;
+  ui.cursor.jump_i = typed;
+  Frame(model, ui);
+  EXPECT_EQ(ui.cursor.jump_i, typed);
 }
 
 INSTANTIATE_TEST_SUITE_P(Presets, PresetPanels, ::testing::Range(0, static_cast<int>(Presets().size())));

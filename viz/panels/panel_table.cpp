@@ -10,6 +10,8 @@ namespace {
 
 // clang-format off
 constexpr std::array kPanels = {
+  PanelInfo{"lesson",     "Lesson",             PanelSlot::kSidebar,   false, 0.0f, &DrawLessonPanel,
+            "guided lessons: a stop at a time, with questions the stepper answers (PageDown / PageUp)"},
   PanelInfo{"playback",   "Playback",           PanelSlot::kSidebar,   true, 0.0f, &DrawPlaybackPanel,
             "play, step by phase or tile iteration, speed, jump to (i, j)"},
   PanelInfo{"problem",    "Problem",            PanelSlot::kSidebar,   true, 0.0f, &DrawProblemPanel,

@@ -16,5 +16,6 @@ void DrawTimelinePanel(const Model& model, UiState& ui);    // timeline_panel.cp
 void DrawVortexPanel(const Model& model, UiState& ui);      // vortex_panel.cpp: the step on the Vortex GPGPU
 void DrawBenchmarkPanel(const Model& model, UiState& ui);   // benchmark_panel.cpp: the CUDA kernels against N
 void DrawLiveGpuPanel(const Model& model, UiState& ui);     // live_gpu_panel.cpp: the real kernels on this problem
+void DrawLessonPanel(const Model& model, UiState& ui);      // lesson_panel.cpp: guided lessons, stop by stop
 
 }  // namespace flashviz

@@ -53,10 +53,13 @@ void DrawPlaybackPanel(const Model& model, UiState& ui) {
     ui.cursor.step = std::clamp<std::int64_t>(step, 0, last);
   MathTooltip("The step number; type one and press Enter to jump there.");
   ImGui::SameLine();
-  ImGui::Text("of %lld steps", static_cast<long long>(model.step_count()));
+  ImGui::Text("/ %lld", static_cast<long long>(last));
   ImGui::SameLine();
-  HelpMarker("A step is one phase of the algorithm (load, scores, rowmax, exp, rowsum, update, write back). "
-             "The state after any step is rebuilt by replaying the schedule, so stepping back is as fast as forward.");
+  HelpMarker(Sprintf("Steps are numbered 0 to %lld (%lld in all), as on the timeline. A step is one phase of the "
+                     "algorithm (load, scores, rowmax, exp, rowsum, update, write back). The state after any step is "
+                     "rebuilt by replaying the schedule, so stepping back is as fast as forward.",
+                     static_cast<long long>(last), static_cast<long long>(model.step_count()))
+                 .c_str());
 
   ImGui::SetNextItemWidth(avail * 0.55f);
   ImGui::SliderFloat("##speed", &ui.cursor.speed, 0.25f, 240.0f,
@@ -70,8 +73,15 @@ void DrawPlaybackPanel(const Model& model, UiState& ui) {
     ui.cursor.play_unit = unit == 0 ? StepUnit::kPhase : StepUnit::kTileIteration;
   MathTooltip("Play one phase or one whole tile iteration per tick");
 
-  // Jump to a tile pair.
+  // Jump to a tile pair. The fields show the current pair whenever the cursor moves (a click on a tile, a key,
+  // playback), and keep what was typed until it does.
   const AttentionProblem& p = model.problem();
+  if (model.step() != ui.cursor.jump_fields_step) {
+    const StepInfo& info = model.state().info;
+    if (info.i >= 0) ui.cursor.jump_i = info.i;
+    if (info.j >= 0) ui.cursor.jump_j = info.j;
+    ui.cursor.jump_fields_step = model.step();
+  }
   ImGui::AlignTextToFramePadding();
   MathText("Jump to (i, j)");
   ImGui::SameLine();

@@ -78,6 +78,10 @@ void HistoryPlot(const char* id, const char* title, const Model& m, bool is_m, i
   spec.x.format = [](double v) { return Sprintf("%.0f", v); };
   spec.legend = false;
   spec.empty_message = "after the first tile iteration";
+  // The x axis spans every K/V tile this Q tile meets from its first iteration on, so points appear in place as
+  // the tiles go by (an axis fitted to the points so far was −1…1 around a single point).
+  spec.x.min = -0.25;
+  spec.x.max = m.problem().ActiveKvTiles(s.info.i) - 0.75;
   const auto& history = is_m ? s.m_history : s.l_history;
   const int rows = std::min(s.rows, 8);  // a few rows keep the plot readable; the highlighted one stands out
   for (int r = 0; r < s.rows; ++r) {

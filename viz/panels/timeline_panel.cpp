@@ -80,7 +80,14 @@ void DrawTimelinePanel(const Model& model, UiState& ui) {
                                     static_cast<long long>(model.tile_iteration() >= 0 ? model.tile_iteration() + 1
                                                                                        : model.tile_iterations_done()),
                                     static_cast<long long>(sched.tile_iteration_count()));
-  const float label_w = std::max(ImGui::CalcTextSize(where.c_str()).x, ImGui::CalcTextSize(tiles.c_str()).x) + 12;
+  // The widest the two labels can be for this problem (the last step's number, the longest phase name, the last
+  // tile iteration), not this step's: a label that changed width would move the scrubber and its marks sideways
+  // at every step of playback.
+  const long long last = static_cast<long long>(model.step_count() - 1);
+  const long long iterations = static_cast<long long>(sched.tile_iteration_count());
+  const float label_w = std::max(ImGui::CalcTextSize(Sprintf("step %lld / %lld · update_stats", last, last).c_str()).x,
+                                 ImGui::CalcTextSize(Sprintf("tile iteration %lld of %lld", iterations, iterations)
+                                                         .c_str()).x) + 12;
   const float height = ImGui::GetFrameHeight() * 1.3f;
   const ImVec2 p = ImGui::GetCursorScreenPos();
   ImGui::TextUnformatted(where.c_str());
@@ -88,6 +95,8 @@ void DrawTimelinePanel(const Model& model, UiState& ui) {
   const float labels_bottom = ImGui::GetCursorScreenPos().y;  // two lines: taller than the scrubber
   const ScreenRect labels{p, ImGui::GetItemRectMax()};
   ImGui::SetCursorScreenPos(ImVec2(p.x + label_w, p.y));
+  const ScreenRect scrubber{ImGui::GetCursorScreenPos(), ImVec2(ImGui::GetCursorScreenPos().x +
+                                                                    ImGui::GetContentRegionAvail().x, p.y + height)};
   DrawScrubber(model, ui, ImGui::GetContentRegionAvail().x, height);
   ImGui::SetCursorScreenPos(
       ImVec2(p.x, std::max({ImGui::GetCursorScreenPos().y, p.y + height + 2, labels_bottom})));
@@ -100,12 +109,9 @@ void DrawTimelinePanel(const Model& model, UiState& ui) {
   ImGui::PopFont();
   if (FrameReport* report = CurrentFrameReport()) {
     report->timeline_labels = labels;
+    report->timeline_scrubber = scrubber;
     report->timeline_narration = ScreenRect{ImGui::GetItemRectMin(), ImGui::GetItemRectMax()};
     report->timeline_drawn = true;
-  }
-  if (!ui.status.empty()) {
-    ImGui::SameLine();
-    ImGui::TextDisabled("%s", ui.status.c_str());
   }
 }
 

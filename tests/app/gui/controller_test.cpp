@@ -8,9 +8,13 @@
 
 #include <cmath>
 #include <filesystem>
+#include <functional>
 
 #include "app/io/hw4_file.h"
 #include "tests/viz/headless.h"
+#include "viz/lessons.h"
+#include "viz/panels/lesson_panel.h"
+#include "viz/frame_report.h"
 
 namespace flashviz {
 namespace {
@@ -150,6 +154,63 @@ TEST_F(Controller, InvalidEditsAreExplainedAndTheModelIsKept) {
   EXPECT_EQ(model.step(), 0);
 }
 
+// Toggling the loop order or the causal mask keeps the cursor on the same phase of the same tile pair (the
+// issue: it went back to step 0), and a problem of another tile grid starts at step 0.
+TEST_F(Controller, TogglingTheOrderOrTheMaskKeepsThePosition) {
+  std::int64_t step = 0;
+  while (model.schedule().Info(step).phase != Phase::kRowMax || model.schedule().Info(step).i != 2 ||
+         model.schedule().Info(step).j != 1)
+    ++step;
+  ui.cursor.step = step;
+  ui.cursor.selected_row = 5;
+  Frame();
+  ASSERT_EQ(model.step(), step);
+  for (const auto& toggle : std::vector<std::function<void(ProblemForm&)>>{
+           [](ProblemForm& f) { f.order = LoopOrder::kQOuter; }, [](ProblemForm& f) { f.causal = true; },
+           [](ProblemForm& f) { f.order = LoopOrder::kKvOuter; }, [](ProblemForm& f) { f.seed = 7; }}) {
+    toggle(ui.form);
+    ui.requests.Push(UiRequest::kApplyForm);
+    Frame();
+    ASSERT_TRUE(ui.form_status.problem_error.empty()) << ui.form_status.problem_error;
+    const StepInfo info = model.schedule().Info(model.step());
+    EXPECT_EQ(info.phase, Phase::kRowMax) << LoopOrderName(model.problem().order);
+    EXPECT_EQ(info.i, 2);
+    EXPECT_EQ(info.j, 1);
+    EXPECT_EQ(ui.cursor.selected_row, 5);
+  }
+  ui.form.n = 16;  // 8 × 8 tiles now
+  ui.requests.Push(UiRequest::kApplyForm);
+  Frame();
+  EXPECT_EQ(model.step(), 0);
+  EXPECT_EQ(ui.cursor.selected_row, -1);
+}
+
+// A lesson from the menu's entry point: it loads its problem, stands at its first stop, and PageDown / PageUp
+// (a presenter's clicker) move between stops; a stop with a question stands one step before it until answered.
+TEST_F(Controller, ALessonWalksWithPageDownAndPageUp) {
+  ASSERT_TRUE(StartLesson(ui, "causal-mask"));
+  const Lesson& lesson = *FindLesson("causal-mask");
+  for (int k = 0; k < 3; ++k) Frame();
+  EXPECT_TRUE(model.problem().causal);
+  EXPECT_EQ(model.problem().n, lesson.form.n);
+  EXPECT_EQ(model.step(), StopStep(model.schedule(), lesson.stops[0]).value_or(-1));
+  Frame(GLFW_KEY_PAGE_DOWN);
+  Frame();
+  EXPECT_EQ(LessonState(ui).stop, 1);
+  ASSERT_TRUE(lesson.stops[1].question.has_value());
+  EXPECT_EQ(model.step(), StopStep(model.schedule(), lesson.stops[1]).value_or(-1) - 1);
+  EXPECT_EQ(ui.active_tab, lesson.stops[1].panel);
+  Frame(GLFW_KEY_PAGE_UP);
+  Frame();
+  EXPECT_EQ(LessonState(ui).stop, 0);
+  EXPECT_EQ(model.step(), StopStep(model.schedule(), lesson.stops[0]).value_or(-1));
+  // The last stop turns the mask off: the lesson's own problem follows.
+  LessonStep(ui, static_cast<int>(lesson.stops.size()) - 1);
+  for (int k = 0; k < 3; ++k) Frame();
+  EXPECT_FALSE(model.problem().causal);
+  EXPECT_EQ(model.step(), model.step_count() - 1);
+}
+
 TEST_F(Controller, Hw4FilesWithABatchPicker) {
   Hw4Input input;
   input.b = 3;
@@ -221,7 +282,33 @@ TEST_F(Controller, SessionsThroughTheRequests) {
   ui.requests.Push(UiRequest::kLoadSession);
   Frame();
   EXPECT_NE(ui.status.find("/nonexistent/s.json"), std::string::npos);
+  EXPECT_TRUE(ui.status_is_error);
   EXPECT_EQ(model.problem().n, 64);
+}
+
+// A malformed session under a long name: one status line, in the error colour, saying why in words (not
+// nlohmann's "[json.exception.parse_error.101]"), cut to fit the menu bar instead of running off the screen.
+TEST_F(Controller, ASessionErrorIsOneReadableLineThatFits) {
+  const std::string path =
+      (std::filesystem::temp_directory_path() / (std::string(150, 'x') + "_flashviz_malformed.json")).string();
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  ASSERT_NE(f, nullptr);
+  std::fputs("{\"flashviz_session\": 1, \"problem\": {\"n\": 8,,}}", f);
+  std::fclose(f);
+  ui.session_path = path;
+  ui.requests.Push(UiRequest::kLoadSession);
+  FrameReport report;
+  {
+    const ScopedFrameReport reporting(&report);
+    Frame();
+  }
+  std::filesystem::remove(path);
+  EXPECT_TRUE(ui.status_is_error);
+  EXPECT_NE(ui.status.find("malformed session"), std::string::npos) << ui.status;
+  EXPECT_EQ(ui.status.find("json.exception"), std::string::npos) << ui.status;
+  EXPECT_GT(report.status.width(), 0);
+  EXPECT_GE(report.status.min.x, 0);
+  EXPECT_LE(report.status.max.x, ImGui::GetIO().DisplaySize.x);
 }
 
 }  // namespace

@@ -102,6 +102,28 @@ TEST(AttentionProblem, EdgeTilesAndCausalSkipping) {
   EXPECT_FALSE(p.Masked(1, 1));
 }
 
+TEST(AttentionProblem, ActiveKvTilesCountsThePairsThatDoWork) {
+  for (const bool causal : {false, true})
+    for (int n = 1; n <= 40; n += 3)
+      for (int br = 1; br <= 9; br += 2)
+        for (int bc = 1; bc <= 9; bc += 3) {
+          ProblemRequest r;
+          r.n = n;
+          r.d = 2;
+          r.br = br;
+          r.bc = bc;
+          r.causal = causal;
+          const AttentionProblem p = ResolveProblem(r);
+          for (int i = 0; i < p.tr(); ++i) {
+            int active = 0;
+            for (int j = 0; j < p.tc(); ++j) active += p.TilePairActive(i, j) ? 1 : 0;
+            EXPECT_EQ(p.ActiveKvTiles(i), active) << "N " << n << " B_r " << br << " B_c " << bc << " i " << i;
+            // Active pairs are a prefix: the last active one is ActiveKvTiles(i) − 1.
+            EXPECT_TRUE(p.TilePairActive(i, p.ActiveKvTiles(i) - 1));
+          }
+        }
+}
+
 TEST(LoopOrder, NamesRoundTrip) {
   EXPECT_EQ(ParseLoopOrder(LoopOrderName(LoopOrder::kKvOuter)), LoopOrder::kKvOuter);
   EXPECT_EQ(ParseLoopOrder(LoopOrderName(LoopOrder::kQOuter)), LoopOrder::kQOuter);

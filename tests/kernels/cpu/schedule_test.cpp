@@ -2,7 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
+#include <string>
+#include <tuple>
 #include <vector>
 
 namespace flashviz {
@@ -94,6 +97,40 @@ TEST(Schedule, SkippedPairsHaveNoStep) {
   EXPECT_FALSE(schedule.FirstStepOfPair(0, 1).has_value());
   EXPECT_TRUE(schedule.FirstStepOfPair(1, 1).has_value());
   EXPECT_EQ(schedule.tile_iteration_count(), 4 + 3 + 2 + 1);
+}
+
+// Toggling the order or the mask keeps the cursor where it stands: every step of one schedule maps to the same
+// phase of the same pair in the other where that exists, else to the same pair, else into the same outer iteration.
+TEST(Schedule, StepLikeKeepsThePhaseAndThePair) {
+  for (const auto& [n, br, bc] : {std::tuple{12, 3, 2}, std::tuple{10, 4, 4}, std::tuple{9, 2, 3}}) {
+    for (const LoopOrder from_order : {LoopOrder::kKvOuter, LoopOrder::kQOuter})
+      for (const bool from_causal : {false, true})
+        for (const LoopOrder to_order : {LoopOrder::kKvOuter, LoopOrder::kQOuter})
+          for (const bool to_causal : {false, true}) {
+            const Schedule from(Make(n, br, bc, from_order, from_causal)), to(Make(n, br, bc, to_order, to_causal));
+            const std::vector<StepInfo> to_steps = EnumerateSteps(to.problem());
+            for (std::int64_t step = 0; step < from.step_count(); ++step) {
+              const StepInfo like = from.Info(step);
+              const std::int64_t mapped = to.StepLike(like);
+              ASSERT_GE(mapped, 0);
+              ASSERT_LT(mapped, to.step_count());
+              const StepInfo got = to.Info(mapped);
+              const auto same = [&](const StepInfo& s) { return s.phase == like.phase && s.i == like.i && s.j == like.j; };
+              const auto same_pair = [&](const StepInfo& s) { return s.i == like.i && s.j == like.j; };
+              const std::string where = std::string(PhaseName(like.phase)) + " (" + std::to_string(like.i) + ", " +
+                                        std::to_string(like.j) + ")";
+              if (std::any_of(to_steps.begin(), to_steps.end(), same)) {
+                EXPECT_TRUE(same(got)) << where;
+              } else if (like.phase == Phase::kInit) {  // the q order has no init: its first step
+                EXPECT_EQ(mapped, 0);
+              } else if (std::any_of(to_steps.begin(), to_steps.end(), same_pair)) {
+                EXPECT_TRUE(same_pair(got)) << where;
+              }
+              if (like.phase == Phase::kDone) { EXPECT_EQ(mapped, to.step_count() - 1); }
+              if (from_order == to_order && from_causal == to_causal) { EXPECT_EQ(mapped, step) << where; }
+            }
+          }
+  }
 }
 
 TEST(Phase, NamesRoundTrip) {
