@@ -26,6 +26,6 @@ session=$(mktemp --suffix .json)
 trap 'rm -f "$session"' EXIT
 cat > "$session" <<'JSON'
 {"flashviz_session": 1, "problem": {"n": 64, "d": 8, "tiles": "explicit", "br": 8, "bc": 8, "order": "kv",
- "causal": true, "seed": 3}, "step": 166, "theme": "light", "large_font": true}
+ "causal": true, "seed": 3}, "step": 166, "theme": "light", "presentation": true}
 JSON
 shot causal-projector-light-1920x1080 --session "$session" --width 1920 --height 1080

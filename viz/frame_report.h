@@ -22,6 +22,9 @@ struct FrameReport {
   ScreenRect timeline_labels, timeline_narration, timeline_scrubber;
   // The status line in the menu bar (empty when there is no status).
   ScreenRect status;
+  // The centre slot (the tabs), and whether the large S_ij / P~_ij tile showed its numbers in its cells.
+  ScreenRect centre;
+  bool tile_numbers_shown = false;
 };
 
 // The report of the frame being drawn, or null when no caller asked for one.

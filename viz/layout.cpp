@@ -28,11 +28,17 @@ constexpr ImGuiWindowFlags kFixed = ImGuiWindowFlags_NoMove | ImGuiWindowFlags_N
 // [SECTION] slot geometry
 // ---------------------------------------------------------------------------------------------------------
 
-UiLayout ComputeUiLayout(ImVec2 display, float menu_h, float bottom_h, float s, bool sidebar, bool right, bool bottom) {
+float SidebarWidth(float display_w, float s) { return std::floor(std::min(300.0f * s, display_w * 0.30f)); }
+float RightColumnWidth(float w, float s) {
+  return std::floor(std::min(std::clamp(w * 0.27f, 320.0f * s, 560.0f * s), w * 0.34f));
+}
+
+UiLayout ComputeUiLayout(ImVec2 display, float menu_h, float bottom_h, float s, bool sidebar, bool right, bool bottom,
+                         float sidebar_w, float right_w_given) {
   UiLayout L;
   const float w = std::floor(display.x), h = std::floor(display.y);
-  const float side_w = sidebar ? std::floor(std::min(300.0f * s, w * 0.30f)) : 0.0f;
-  const float right_w = right ? std::floor(std::min(std::clamp(w * 0.27f, 320.0f * s, 560.0f * s), w * 0.34f)) : 0.0f;
+  const float side_w = !sidebar ? 0.0f : sidebar_w >= 0 ? std::floor(sidebar_w) : SidebarWidth(w, s);
+  const float right_w = !right ? 0.0f : right_w_given >= 0 ? std::floor(right_w_given) : RightColumnWidth(w, s);
   const float bottom_hh = bottom ? std::floor(std::min(bottom_h, (h - menu_h) * 0.35f)) : 0.0f;
   const float top = std::floor(menu_h);
   const float body_bottom = h - bottom_hh;
@@ -83,8 +89,8 @@ void DrawMenuBar(UiState& ui, MenuRequests& requests) {
       ui.appearance.theme = Theme::kLight;
       ui.requests.Push(UiRequest::kRebuildStyle);
     }
-    if (ImGui::MenuItem("Large font (projector)", "Ctrl+L", ui.appearance.large_font)) {
-      ui.appearance.large_font = !ui.appearance.large_font;
+    if (ImGui::MenuItem("Presentation mode", "Ctrl+L", ui.appearance.presentation)) {
+      ui.appearance.presentation = !ui.appearance.presentation;
       ui.requests.Push(UiRequest::kRebuildStyle);
     }
     float scale = ui.appearance.ui_scale;
@@ -169,7 +175,8 @@ void DrawShortcuts(UiState& ui) {
         {"Home / End", "first / last step"},
         {"[ / ]", "half / double the playback speed"},
         {"1 … 9", "the centre tabs, in order"},
-        {"Ctrl+L", "large font (projector)"},
+        {"Ctrl+L", "presentation mode (projector)"},
+        {"F2", "presentation mode: open or fold the side columns"},
         {"Ctrl+T", "dark / light theme"},
         {"Ctrl+= / Ctrl+-", "UI scale up / down"},
         {"Ctrl+S / Ctrl+O", "save / load the session"},
@@ -202,19 +209,27 @@ bool AnyOpen(const UiState& ui, PanelSlot slot) {
   return false;
 }
 
-void PlaceWindow(const ScreenRect& r) {
+// `overlay`: drawn over the step view (presentation mode's opened strip), so with its own background.
+void PlaceWindow(const ScreenRect& r, bool overlay = false) {
   ImGui::SetNextWindowPos(r.min);
   ImGui::SetNextWindowSize(ImVec2(r.width(), r.height()));
   // The fixed windows tile the screen, and the renderer clears to ImGuiCol_WindowBg: drawing their backgrounds
   // too would fill every pixel twice, which a software rasterizer (Mesa llvmpipe) pays for on every frame.
-  ImGui::SetNextWindowBgAlpha(0.0f);
+  ImGui::SetNextWindowBgAlpha(overlay ? 1.0f : 0.0f);
 }
 
-void DrawSidebar(const Model& model, UiState& ui, const ScreenRect& r) {
-  PlaceWindow(r);
+bool LessonRunning(const UiState& ui) {
+  const PanelInfo* lesson = FindPanel("lesson");
+  return lesson && IsPanelOpen(ui, *lesson) && !LessonState(ui).lesson_id.empty();
+}
+
+// `lesson_only`: presentation mode keeps a running lesson on screen and folds the rest of the sidebar.
+void DrawSidebar(const Model& model, UiState& ui, const ScreenRect& r, bool overlay = false, bool lesson_only = false) {
+  PlaceWindow(r, overlay);
   if (ImGui::Begin("##sidebar", nullptr, kFixed | ImGuiWindowFlags_NoTitleBar)) {
     for (const PanelInfo& p : Panels()) {
       if (p.slot != PanelSlot::kSidebar || !IsPanelOpen(ui, p)) continue;
+      if (lesson_only && std::string_view(p.id) != "lesson") continue;
       ImGui::PushID(p.id);
       if (ImGui::CollapsingHeader((PlainNotation(p.title) + "###" + p.id).c_str(), ImGuiTreeNodeFlags_DefaultOpen))
         p.draw(model, ui);
@@ -251,7 +266,7 @@ void DrawCentre(const Model& model, UiState& ui, const ScreenRect& r) {
   ImGui::End();
 }
 
-void DrawRight(const Model& model, UiState& ui, const ScreenRect& r) {
+void DrawRight(const Model& model, UiState& ui, const ScreenRect& r, bool overlay = false) {
   float total = 0;
   for (const PanelInfo& p : Panels())
     if (p.slot == PanelSlot::kRight && IsPanelOpen(ui, p)) total += std::max(p.weight, 0.05f);
@@ -259,7 +274,7 @@ void DrawRight(const Model& model, UiState& ui, const ScreenRect& r) {
   for (const PanelInfo& p : Panels()) {
     if (p.slot != PanelSlot::kRight || !IsPanelOpen(ui, p)) continue;
     const float h = std::floor(r.height() * std::max(p.weight, 0.05f) / total);
-    PlaceWindow({ImVec2(r.min.x, y), ImVec2(r.max.x, std::min(r.max.y, y + h))});
+    PlaceWindow({ImVec2(r.min.x, y), ImVec2(r.max.x, std::min(r.max.y, y + h))}, overlay);
     bool open = true;
     const std::string title = PlainNotation(p.title) + "###" + p.id;
     if (ImGui::Begin(title.c_str(), &open, kFixed)) p.draw(model, ui);
@@ -282,6 +297,46 @@ void DrawBottom(const Model& model, UiState& ui, const ScreenRect& r) {
   ImGui::End();
 }
 
+// A folded column in presentation mode: a strip of icon buttons. Pointing at it opens the column over the step
+// view (ui.peek) until the pointer leaves; F2 or ≡ opens both columns for good.
+void DrawStrip(const Model& model, UiState& ui, const char* id, const ScreenRect& r, bool left) {
+  PlaceWindow(r);
+  if (ImGui::Begin(id, nullptr, kFixed | ImGuiWindowFlags_NoTitleBar | ImGuiWindowFlags_NoScrollbar)) {
+    const float w = ImGui::GetContentRegionAvail().x;
+    const auto button = [&](const char* label, const char* tip) {
+      const bool pressed = ImGui::Button(label, ImVec2(w, 0));
+      if (ImGui::IsItemHovered()) MathTooltip(tip);
+      return pressed;
+    };
+    if (button(left ? "\u2261##open-left" : "\u2261##open-right", "Show the side columns (F2)"))
+      ui.appearance.side_columns_open = true;
+    if (left && model.has_problem()) {
+      const std::int64_t last = model.step_count() - 1;
+      if (button(ui.cursor.playing ? "||##strip-play" : "\u25b6##strip-play", "Play / pause (Space)"))
+        ui.cursor.playing = !ui.cursor.playing;
+      if (button("\u25c0##strip-back", "Back one phase (←)")) ui.cursor.step = std::max<std::int64_t>(0, model.step() - 1);
+      if (button("\u25b6##strip-fwd", "Forward one phase (→)")) ui.cursor.step = std::min(last, model.step() + 1);
+    }
+    if (!left) {
+      ImGui::Spacing();
+      MathTextColored(GetPalette().dim, "m\nℓ\nO");  // what the folded column holds
+    }
+  }
+  ImGui::End();
+}
+
+// The "laser pointer" of presentation mode: a large ring where the pointer is over the centre view, so the room
+// sees which cell the presenter means.
+void DrawPointerRing(const ScreenRect& centre, float scale) {
+  const ImVec2 mouse = ImGui::GetIO().MousePos;
+  if (mouse.x < centre.min.x || mouse.x > centre.max.x || mouse.y < centre.min.y || mouse.y > centre.max.y) return;
+  if (ImGui::IsPopupOpen(nullptr, ImGuiPopupFlags_AnyPopupId)) return;
+  ImDrawList* dl = ImGui::GetForegroundDrawList();
+  const ImU32 ring = (GetPalette().cursor & 0x00FFFFFF) | 0xC0000000;
+  dl->AddCircle(mouse, 24.0f * scale, ring, 48, 4.0f * scale);
+  dl->AddCircle(mouse, 24.0f * scale + 3.0f * scale, (ring & 0x00FFFFFF) | 0x50000000, 48, 2.0f * scale);
+}
+
 }  // namespace
 
 void DrawUi(const Model& model, UiState& ui) {
@@ -295,17 +350,57 @@ void DrawUi(const Model& model, UiState& ui) {
   const float menu_h = ImGui::GetFrameHeight();
   // The bottom strip: the scrubber and two lines of narration in the large font.
   const float large_line = LargeFont()->FontSize * (ImGui::GetFontSize() / std::max(1.0f, ImGui::GetFont()->FontSize));
-  const float bottom_h =
-      ImGui::GetFrameHeight() * 1.3f + 2 * large_line + style.ItemSpacing.y * 2 + style.WindowPadding.y * 2 + 4;
+  // The scrubber sits beside two label lines ("step k / n · phase", "tile iteration k of n"), the taller of the two.
+  const float scrubber_row = std::max(ImGui::GetFrameHeight() * 1.3f + 2, 2 * ImGui::GetTextLineHeightWithSpacing());
+  const float bottom_h = scrubber_row + 2 * large_line + style.ItemSpacing.y * 2 + style.WindowPadding.y * 2 + 4;
   // Columns widen with the text: the UI scale and the large-font mode (1.4× text) both count.
-  const float layout_scale = ui.appearance.ui_scale * (ui.appearance.large_font ? 1.3f : 1.0f);
-  const UiLayout L = ComputeUiLayout(ImGui::GetIO().DisplaySize, menu_h, bottom_h, layout_scale,
-                                     AnyOpen(ui, PanelSlot::kSidebar), AnyOpen(ui, PanelSlot::kRight),
-                                     AnyOpen(ui, PanelSlot::kBottom));
-  if (L.has_sidebar) DrawSidebar(model, ui, L.sidebar);
+  const float layout_scale = ui.appearance.ui_scale * (ui.appearance.presentation ? 1.3f : 1.0f);
+  // Presentation mode gives the step view the room: the columns fold into strips (a running lesson keeps a
+  // narrower sidebar of its own), opened over the step view by pointing at a strip, or for good with F2.
+  const ImVec2 display = ImGui::GetIO().DisplaySize;
+  const bool fold = ui.appearance.presentation && !ui.appearance.side_columns_open;
+  const bool lesson_only = fold && LessonRunning(ui);
+  const float strip_w = std::floor(ImGui::GetFrameHeight() + 2 * style.WindowPadding.x);
+  const float sidebar_w = !fold ? -1.0f : lesson_only ? std::floor(std::min(270.0f * layout_scale, display.x * 0.26f))
+                                                      : strip_w;
+  const bool has_sidebar = AnyOpen(ui, PanelSlot::kSidebar), has_right = AnyOpen(ui, PanelSlot::kRight);
+  const UiLayout L = ComputeUiLayout(display, menu_h, bottom_h, layout_scale, has_sidebar, has_right,
+                                     AnyOpen(ui, PanelSlot::kBottom), sidebar_w, fold ? strip_w : -1.0f);
+  if (!fold) ui.peek.clear();
+  if (L.has_sidebar) {
+    if (fold && !lesson_only) DrawStrip(model, ui, "##left-strip", L.sidebar, true);
+    else DrawSidebar(model, ui, L.sidebar, false, lesson_only);
+  }
   DrawCentre(model, ui, L.centre);
-  if (L.has_right) DrawRight(model, ui, L.right);
+  if (L.has_right) {
+    if (fold) DrawStrip(model, ui, "##right-strip", L.right, false);
+    else DrawRight(model, ui, L.right);
+  }
   if (L.has_bottom) DrawBottom(model, ui, L.bottom);
+  if (fold) {
+    // The opened column over the step view, as long as the pointer stays on the strip or the column.
+    const ImVec2 mouse = ImGui::GetIO().MousePos;
+    const auto inside = [&](const ScreenRect& r) {
+      return mouse.x >= r.min.x && mouse.x < r.max.x && mouse.y >= r.min.y && mouse.y < r.max.y;
+    };
+    const ScreenRect left_open{L.sidebar.min, ImVec2(L.sidebar.min.x + SidebarWidth(display.x, layout_scale),
+                                                     L.sidebar.max.y)};
+    const ScreenRect right_open{ImVec2(L.right.max.x - RightColumnWidth(display.x, layout_scale), L.right.min.y),
+                                L.right.max};
+    const bool any_popup = ImGui::IsPopupOpen(nullptr, ImGuiPopupFlags_AnyPopupId);
+    if (!any_popup) {
+      if (L.has_sidebar && !lesson_only && (inside(L.sidebar) || (ui.peek == "sidebar" && inside(left_open))))
+        ui.peek = "sidebar";
+      else if (L.has_right && (inside(L.right) || (ui.peek == "right" && inside(right_open))))
+        ui.peek = "right";
+      else
+        ui.peek.clear();
+    }
+    if (ui.peek == "sidebar") DrawSidebar(model, ui, left_open, true);
+    if (ui.peek == "right") DrawRight(model, ui, right_open, true);
+    if (ui.peek.empty()) DrawPointerRing(L.centre, layout_scale);
+  }
+  if (FrameReport* report = CurrentFrameReport()) report->centre = L.centre;
   SessionDialog("Save session", "Save", ui, UiRequest::kSaveSession);
   SessionDialog("Load session", "Load", ui, UiRequest::kLoadSession);
   DrawShortcuts(ui);

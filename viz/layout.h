@@ -17,8 +17,12 @@ struct UiLayout {
 };
 
 // The slots for a display of `display` pixels below a menu bar of `menu_h`, with a bottom strip of `bottom_h`.
+// `sidebar_w` and `right_w`, when given (≥ 0), replace the columns' widths (presentation mode's strips).
 UiLayout ComputeUiLayout(ImVec2 display, float menu_h, float bottom_h, float ui_scale, bool sidebar, bool right,
-                         bool bottom);
+                         bool bottom, float sidebar_w = -1, float right_w = -1);
+// The widths the sidebar and the right column take when open, for `display` and the layout scale.
+float SidebarWidth(float display_w, float ui_scale);
+float RightColumnWidth(float display_w, float ui_scale);
 
 // Draws everything for one frame (between ImGui::NewFrame and ImGui::Render).
 void DrawUi(const Model& model, UiState& ui);

@@ -108,7 +108,7 @@ const Palette& GetPalette() {
 }
 void SetPalette(const Palette& palette) { g_palette = palette; }
 
-float FontSizeFor(float ui_scale, bool large_font) { return 15.0f * ui_scale * (large_font ? 1.4f : 1.0f); }
+float FontSizeFor(float ui_scale, bool presentation) { return 15.0f * ui_scale * (presentation ? 1.4f : 1.0f); }
 
 Fonts LoadFonts(ImFontAtlas& atlas, float size_px, std::string* note) {
   Fonts f;

@@ -53,6 +53,6 @@ void SetFonts(const Fonts& fonts);  // for code that builds a second atlas and r
 ImFont* MonoFont();
 ImFont* LargeFont();
 // The base font size: 15 px at UI scale 1, ×1.4 in large-font mode.
-float FontSizeFor(float ui_scale, bool large_font);
+float FontSizeFor(float ui_scale, bool presentation);
 
 }  // namespace flashviz

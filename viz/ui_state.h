@@ -119,7 +119,10 @@ struct CursorState {
 struct Appearance {
   Theme theme = Theme::kDark;
   float ui_scale = 1.0f;
-  bool large_font = false;  // projector mode: 1.4× text
+  // Presentation mode (Ctrl+L, --present): 1.4× text, the step view first: the sidebar and the right column
+  // fold into narrow strips that open on hover or F2, a ring marks the hovered cell for the room.
+  bool presentation = false;
+  bool side_columns_open = false;  // presentation mode: the side columns at full width (F2), not folded
 };
 
 struct UiState {
@@ -136,6 +139,8 @@ struct UiState {
   std::string active_tab = "step";                      // the centre tab on screen
   std::string focus_tab;                                // select this tab on the next frame
   bool show_shortcuts = false;                          // the keyboard shortcut window
+  // Presentation mode: the folded column the pointer opened over the step view ("sidebar", "right" or "").
+  std::string peek;
   // Each panel's own state, under its id in the panel table (viz/panels/panel_table.h), created on first use
   // and copied with the rest of the state; the panel's header names its type and gives the accessor
   // (VortexState, BenchmarkState, LiveGpuState), built on PanelState below.

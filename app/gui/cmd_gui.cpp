@@ -37,6 +37,8 @@ void AddGuiCommand(CLI::App& app, CommandList& commands) {
   cmd->add_option("--bench-frames", o->bench_frames,
                   "render this many frames, moving one phase per frame, and print the median and p95 frame time");
   cmd->add_option("--theme", o->theme, "dark or light")->check(CLI::IsMember({"dark", "light"}));
+  cmd->add_flag("--present", o->present,
+                "presentation mode (Ctrl+L): larger text, the step view first, side columns folded (F2 opens them)");
   cmd->add_option("--session", o->session, "open a saved session (problem, step, panels)");
   cmd->add_option("--gl", o->gl, "offscreen context for --screenshot: auto (EGL, then a hidden GLFW window), egl, glfw")
       ->check(CLI::IsMember({"auto", "egl", "glfw"}));

@@ -85,7 +85,7 @@ void HandleKeyboard(const Model& m, UiState& ui) {
     if (pressed(GLFW_KEY_O, false)) ui.open_load_dialog = true;
     if (pressed(GLFW_KEY_Q, false)) ui.requests.Push(UiRequest::kQuit);
     if (pressed(GLFW_KEY_L, false)) {
-      ui.appearance.large_font = !ui.appearance.large_font;
+      ui.appearance.presentation = !ui.appearance.presentation;
       ui.requests.Push(UiRequest::kRebuildStyle);
     }
     if (pressed(GLFW_KEY_T, false)) {
@@ -116,6 +116,8 @@ void HandleKeyboard(const Model& m, UiState& ui) {
   if (pressed(GLFW_KEY_LEFT_BRACKET, true)) ui.cursor.speed = std::max(0.25f, ui.cursor.speed / 2);
   if (pressed(GLFW_KEY_RIGHT_BRACKET, true)) ui.cursor.speed = std::min(240.0f, ui.cursor.speed * 2);
   if (pressed(GLFW_KEY_F1, false)) ui.show_shortcuts = !ui.show_shortcuts;
+  if (pressed(GLFW_KEY_F2, false) && ui.appearance.presentation)
+    ui.appearance.side_columns_open = !ui.appearance.side_columns_open;
   // A presenter's clicker sends PageDown / PageUp: the lesson's next and previous stop.
   if (pressed(ImGui::GetKeyIndex(ImGuiKey_PageDown), false)) LessonStep(ui, 1);
   if (pressed(ImGui::GetKeyIndex(ImGuiKey_PageUp), false)) LessonStep(ui, -1);
@@ -265,7 +267,7 @@ void ApplyStyle(UiState& ui, const std::function<void()>& upload_fonts) {
   ImGuiIO& io = ImGui::GetIO();
   io.Fonts->Clear();
   std::string note;
-  LoadFonts(*io.Fonts, FontSizeFor(ui.appearance.ui_scale, ui.appearance.large_font), &note);
+  LoadFonts(*io.Fonts, FontSizeFor(ui.appearance.ui_scale, ui.appearance.presentation), &note);
   if (!note.empty()) SetStatus(ui, note);
   io.Fonts->Build();
   ApplyTheme(ui.appearance.theme, ui.appearance.ui_scale);

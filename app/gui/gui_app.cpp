@@ -100,6 +100,7 @@ void InitGuiState(const GuiOptions& o, Model& model, UiState& ui) {
   } else {
     ui.form = FindPreset("first-lesson")->form;  // a bare `flashviz` opens the first lesson
   }
+  if (o.present) ui.appearance.presentation = true;  // over what a session says
   if (o.ui_scale) {
     if (!(*o.ui_scale >= 0.5f && *o.ui_scale <= 4.0f))
       throw UsageError(Sprintf("--ui-scale %g: expected a factor between 0.5 and 4", static_cast<double>(*o.ui_scale)));

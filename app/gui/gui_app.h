@@ -27,6 +27,7 @@ struct GuiOptions {
   std::optional<float> ui_scale;
   int bench_frames = 0;
   std::string theme = "dark";
+  bool present = false;  // --present: presentation mode
   std::string gl = "auto";  // offscreen context: auto (EGL, then a hidden GLFW window), egl, glfw
 };
 

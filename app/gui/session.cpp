@@ -128,7 +128,7 @@ std::string SessionToJson(const UiState& ui, std::int64_t step) {
                   {"selected_row", ui.cursor.selected_row},
                   {"theme", ThemeName(ui.appearance.theme)},
                   {"ui_scale", ui.appearance.ui_scale},
-                  {"large_font", ui.appearance.large_font},
+                  {"presentation", ui.appearance.presentation},
                   {"speed", ui.cursor.speed},
                   {"play_unit", ui.cursor.play_unit == StepUnit::kPhase ? "phase" : "tile"}};
   // The panels' own choices: the Vortex machine and view, the live GPU view's kernel and switches.
@@ -199,7 +199,8 @@ std::int64_t SessionFromJson(const std::string& text, const std::string& name, U
     constexpr double kAnyFinite = std::numeric_limits<double>::max();
     next.appearance.ui_scale =
         static_cast<float>(std::clamp(read.Real(s, "ui_scale", 1.0, -kAnyFinite, kAnyFinite), 0.5, 4.0));
-    next.appearance.large_font = read.Bool(s, "large_font", false);
+    // "large_font" is what sessions before presentation mode called it.
+    next.appearance.presentation = read.Bool(s, "presentation", read.Bool(s, "large_font", false));
     next.cursor.speed =
         static_cast<float>(std::clamp(read.Real(s, "speed", 4.0, -kAnyFinite, kAnyFinite), 0.25, 240.0));
     const std::string play_unit = read.String(s, "play_unit", "phase");

@@ -77,7 +77,7 @@ void SimtPhases(ProgramCounts& c, int n, int d) {
   Counter load_q;
   for (int e = 0; e < d; ++e) load_q.Op(OpClass::kGlobalLoad).Op(OpClass::kLocalStore);
   c.phases.push_back(MakePhase("load_q", Phase::kLoadQ,
-                               "each thread copies its Q row to local memory; O_row = 0, m = -inf, l = 0 in registers",
+                               "each thread copies its Q row to local memory; O_row = 0, m = −∞, ℓ = 0 in registers",
                                Repeat::kOncePerBlock, br, blocks, tiles, load_q));
 
   Counter load_kv;  // B_c/B_r rows of K_j and of V_j per thread, then a barrier
@@ -110,8 +110,8 @@ void SimtPhases(ProgramCounts& c, int n, int d) {
   for (int k = 0; k < bc; ++k) rowsum.Op(OpClass::kFpOther);
   rowsum.Op(OpClass::kFpOther).Op(OpClass::kFpOther, 2).Op(OpClass::kExp, 2).Op(OpClass::kFpOther).Op(OpClass::kFma);
   c.phases.push_back(MakePhase("rowsum", Phase::kRowSum,
-                               "each thread: rowsum; m_new = max(m, rowmax); alpha = e^(m − m_new), beta = e^(rowmax − "
-                               "m_new); l = alpha·l + beta·rowsum",
+                               "each thread: rowsum; m_new = max(m, rowmax); α = e^(m − m_new), β = e^(rowmax − "
+                               "m_new); ℓ = α·ℓ + β·rowsum",
                                Repeat::kPerKvTile, br, blocks, tiles, rowsum));
 
   Counter update_o;  // O[c] = alpha·O[c] + beta·(P~ row · V_j^T[c]), then the end-of-tile barrier
@@ -121,7 +121,7 @@ void SimtPhases(ProgramCounts& c, int n, int d) {
   }
   update_o.Op(OpClass::kBarrier);
   c.phases.push_back(MakePhase("update_o", Phase::kUpdateO,
-                               "each thread: O_row = alpha·O_row + beta·(P~ row · V_j), barrier", Repeat::kPerKvTile,
+                               "each thread: O_row = α·O_row + β·(P~ row · V_j), barrier", Repeat::kPerKvTile,
                                br, blocks, tiles, update_o));
 
   Counter finalize;
@@ -153,7 +153,7 @@ void TcuPhases(ProgramCounts& c, int n) {
   for (int col = 0; col < kTcuTile; ++col) load_q.Op(OpClass::kLocalStore);
   load_q.Op(OpClass::kBarrier);
   c.phases.push_back(MakePhase("load_q", Phase::kLoadQ,
-                               "all 8 threads: Q_i → fp16 local memory, columns 8–15 zeroed; thread r: m_r = -inf, l_r "
+                               "all 8 threads: Q_i → fp16 local memory, columns 8–15 zeroed; thread r: m_r = −∞, ℓ_r "
                                "= 0, O row r = 0; barrier",
                                Repeat::kOncePerBlock, t, blocks, tiles, load_q));
 
@@ -210,7 +210,7 @@ void TcuPhases(ProgramCounts& c, int n) {
   rowsum.Op(OpClass::kBarrier);
   c.phases.push_back(MakePhase(
       "rowsum", Phase::kRowSum,
-      "thread r: rowsum of row r; m_new, l_new, alpha, beta; O row r ·= alpha; P~ columns 8–15 zeroed; barrier",
+      "thread r: rowsum of row r; m_new, ℓ_new, α, β; O row r ·= α; P~ columns 8–15 zeroed; barrier",
       Repeat::kPerKvTile, t, blocks, tiles, rowsum));
 
   Counter update_o;  // A ← P~, B ← V_j, mma_sync, store; barrier; thread r accumulates row r; barrier

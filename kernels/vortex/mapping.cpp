@@ -38,7 +38,7 @@ void SimtBudgets(Mapping& m) {
   AddRange(r, 0, d, RegisterContent::kORow, Sprintf("O_row[0..%d]", d - 1));
   AddRange(r, d, m.bc, RegisterContent::kSPRow, Sprintf("S/P~ row[0..%d]", m.bc - 1));
   AddRange(r, d + m.bc, 2, RegisterContent::kStats, "m, l");
-  AddRange(r, d + m.bc + 2, kSimtTemporaries, RegisterContent::kTemporary, "rowmax/acc, operand/rowsum, alpha, beta");
+  AddRange(r, d + m.bc + 2, kSimtTemporaries, RegisterContent::kTemporary, "rowmax/acc, operand/rowsum, α, β");
   r.used = d + m.bc + 2 + kSimtTemporaries;
   r.breakdown = Sprintf("O row d = %d + S/P row B_c = %d + m, l 2 + temporaries %d = %d", d, m.bc, kSimtTemporaries,
                         r.used);

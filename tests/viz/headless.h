@@ -12,7 +12,8 @@ namespace flashviz::testing {
 
 class HeadlessImGui {
  public:
-  explicit HeadlessImGui(ImVec2 display = ImVec2(1280, 720), Theme theme = Theme::kDark, float scale = 1.0f) {
+  explicit HeadlessImGui(ImVec2 display = ImVec2(1280, 720), Theme theme = Theme::kDark, float scale = 1.0f,
+                         bool presentation = false) {
     previous_ = ImGui::GetCurrentContext();
     context_ = ImGui::CreateContext();
     ImGui::SetCurrentContext(context_);
@@ -22,7 +23,7 @@ class HeadlessImGui {
     io.DisplaySize = display;
     io.DeltaTime = 1.0f / 60.0f;
     io.BackendFlags |= ImGuiBackendFlags_RendererHasVtxOffset;
-    LoadFonts(*io.Fonts, FontSizeFor(scale, false));
+    LoadFonts(*io.Fonts, FontSizeFor(scale, presentation));
     textures_.AddFontAtlas(*io.Fonts);
     previous_textures_ = SetTextureBackend(&textures_);
     ApplyTheme(theme, scale);

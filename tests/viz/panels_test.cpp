@@ -96,6 +96,79 @@ TEST_P(PresetPanels, EveryPresetManyStepsBothThemesBothSizes) {
   }
 }
 
+// Presentation mode at the projector sizes: the step view gets the room (the side columns fold into strips), its
+// parts fit without overlapping, the timeline labels stay clear of the narration, and in the first lesson the
+// large S_ij and P~_ij tiles keep their numbers at 1280×720 (large font used to leave the step view 100 px wide).
+TEST_P(PresetPanels, PresentationModeAtProjectorSizes) {
+  const Preset& preset = Presets()[static_cast<std::size_t>(GetParam())];
+  const bool big = preset.form.n >= 1024;
+  for (const Screen screen : {Screen{ImVec2(1024, 768), Theme::kLight}, Screen{ImVec2(1280, 720), Theme::kDark},
+                              Screen{ImVec2(1920, 1080), Theme::kLight}}) {
+    testing::HeadlessImGui imgui(screen.size, screen.theme, 1.0f, /*presentation=*/true);
+    Model model;
+    UiState ui;
+    ui.appearance.theme = screen.theme;
+    ui.appearance.presentation = true;
+    LoadPreset(model, ui, preset);
+    for (const char* tab : {"step", "traffic", "vortex", "benchmark", "gpu"}) {
+      ui.focus_tab = tab;
+      for (std::int64_t step : StepsToVisit(model, big ? 2 : 12)) {
+        model.SetStep(step);
+        ui.cursor.step = step;
+        FrameReport r;
+        for (int frame = 0; frame < 2; ++frame) Frame(model, ui, &r);
+        const std::string where = std::string(tab) + " at step " + std::to_string(step) + ", " +
+                                  std::to_string(static_cast<int>(screen.size.x)) + " px";
+        ASSERT_GE(r.centre.width(), 0.85f * screen.size.x) << where << ": the step view is not given the room";
+        ASSERT_TRUE(r.timeline_drawn) << where;
+        ASSERT_FALSE(Overlap(r.timeline_labels, r.timeline_narration)) << where;
+        ASSERT_LE(r.timeline_narration.max.y, screen.size.y + 0.5f) << where << ": the narration is cut off";
+        if (std::string(tab) != "step") continue;
+        ASSERT_TRUE(r.step_view_drawn) << where;
+        const ScreenRect parts[] = {r.step_q, r.step_kt, r.step_s, r.step_vt, r.step_o, r.step_zoom};
+        for (int a = 0; a < 6; ++a) {
+          ASSERT_TRUE(Inside(parts[a], r.step_area)) << "part " << a << " leaves the step view: " << where;
+          for (int b = a + 1; b < 6; ++b) ASSERT_FALSE(Overlap(parts[a], parts[b])) << a << " overlaps " << b;
+        }
+        const Phase phase = model.state().info.phase;
+        if (std::string(preset.id) == "first-lesson" && screen.size.x == 1280 &&
+            (phase == Phase::kScores || phase == Phase::kExp || phase == Phase::kRowMax)) {
+          EXPECT_TRUE(r.tile_numbers_shown) << "the tile's numbers were dropped: " << where;
+        }
+      }
+    }
+  }
+}
+
+// Pointing at a folded column opens it over the step view until the pointer leaves; opening the columns for
+// good (F2, or ≡ on a strip) gives the layout back its columns.
+TEST(Layout, PresentationStripsOpenOnHover) {
+  testing::HeadlessImGui imgui(ImVec2(1280, 720), Theme::kDark, 1.0f, true);
+  Model model;
+  UiState ui;
+  ui.appearance.presentation = true;
+  LoadPreset(model, ui, Presets()[0]);
+  FrameReport r;
+  const auto frames = [&](ImVec2 mouse) {
+    ImGui::GetIO().MousePos = mouse;
+    for (int frame = 0; frame < 2; ++frame) Frame(model, ui, &r);
+  };
+  frames(ImVec2(640, 300));
+  EXPECT_EQ(ui.peek, "");
+  frames(ImVec2(r.centre.min.x - 5, 300));
+  EXPECT_EQ(ui.peek, "sidebar");
+  frames(ImVec2(r.centre.min.x + 100, 300));  // over the opened sidebar: it stays
+  EXPECT_EQ(ui.peek, "sidebar");
+  frames(ImVec2(640, 300));
+  EXPECT_EQ(ui.peek, "");
+  frames(ImVec2(r.centre.max.x + 5, 300));
+  EXPECT_EQ(ui.peek, "right");
+  ui.appearance.side_columns_open = true;
+  frames(ImVec2(640, 300));
+  EXPECT_EQ(ui.peek, "");
+  EXPECT_LT(r.centre.width(), 0.7f * 1280);
+}
+
 TEST_P(PresetPanels, TheCursorIsDrawnWhereTheReportSays) {
   const Preset& preset = Presets()[static_cast<std::size_t>(GetParam())];
   testing::HeadlessImGui imgui(ImVec2(1280, 720));

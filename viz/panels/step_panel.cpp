@@ -458,6 +458,7 @@ void DrawTileGrid(const Model& m, UiState& ui, const char* id, ScreenRect area, 
   }
   DrawImage(dl, TileTexture(m, id, *values, scale), grid_rect);
   if (cell >= 6) DrawTileLines(dl, grid, 1, 1, pal.grid);
+  if (FrameReport* report = CurrentFrameReport()) report->tile_numbers_shown = numbers;
   if (numbers)
     for (int r = 0; r < rows; ++r)
       for (int c = 0; c < cols; ++c) {
@@ -581,7 +582,7 @@ void DrawStepPanel(const Model& model, UiState& ui) {
   }
   const float legend_h = ImGui::GetFrameHeightWithSpacing();
   const StepLayout L = ComputeStepLayout(origin, avail, model.problem(),
-                                         ui.appearance.ui_scale * (ui.appearance.large_font ? 1.2f : 1.0f),
+                                         ui.appearance.ui_scale * (ui.appearance.presentation ? 1.2f : 1.0f),
                                          ImGui::GetFrameHeight(), legend_h);
   Hovered hovered;
   DrawMatrices(model, ui, L, hovered);

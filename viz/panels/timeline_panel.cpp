@@ -2,6 +2,7 @@
 // TileIterationStart; taller marks where an outer iteration begins), the cursor, a hover readout of any step,
 // click or drag to go there; and the narration line for the current phase.
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 
 #include "kernels/common/format.h"
@@ -101,12 +102,18 @@ void DrawTimelinePanel(const Model& model, UiState& ui) {
   ImGui::SetCursorScreenPos(
       ImVec2(p.x, std::max({ImGui::GetCursorScreenPos().y, p.y + height + 2, labels_bottom})));
 
-  // The narration, in the large font.
-  ImGui::PushFont(LargeFont());
+  // The narration, in the large font where it fits the two lines the layout gives it (a long one on a narrow
+  // projector, e.g. write_back at 1024 px in presentation mode, takes the text font rather than being cut off).
+  const std::string narration = Narrate(model);
+  ImFont* large = LargeFont();
+  const float wrap = ImGui::GetContentRegionAvail().x;
+  const float large_h = large->CalcTextSizeA(large->FontSize, FLT_MAX, wrap, narration.c_str()).y;
+  const bool fits = large_h <= 2 * large->FontSize + 1;
+  if (fits) ImGui::PushFont(large);
   ImGui::PushTextWrapPos(0);
-  MathText(Narrate(model).c_str());
+  MathText(narration.c_str());
   ImGui::PopTextWrapPos();
-  ImGui::PopFont();
+  if (fits) ImGui::PopFont();
   if (FrameReport* report = CurrentFrameReport()) {
     report->timeline_labels = labels;
     report->timeline_scrubber = scrubber;

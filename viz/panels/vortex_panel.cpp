@@ -132,11 +132,15 @@ void DrawControls(UiState& ui, float scale) {
   int_field("warps", "##warps", &v.machine.warps_per_core, "NUM_WARPS per core");
   int_field("threads", "##threads", &v.machine.threads_per_warp,
             "NUM_THREADS per warp (the TCU's wmma_context is built for 8)");
-  WrapFieldIfNoRoom("local memory", field * 1.2f);
+  // Wide enough for six digits beside its − and + buttons ("16384" was cut to "1638…" in presentation mode).
+  const ImGuiStyle& style = ImGui::GetStyle();
+  const float lmem_field = std::max(field * 1.2f, ImGui::CalcTextSize("000000").x + 2 * style.FramePadding.x +
+                                                      2 * (ImGui::GetFrameHeight() + style.ItemInnerSpacing.x));
+  WrapFieldIfNoRoom("local memory", lmem_field);
   ImGui::AlignTextToFramePadding();
   ImGui::TextUnformatted("local memory");
   ImGui::SameLine();
-  ImGui::SetNextItemWidth(field * 1.2f);
+  ImGui::SetNextItemWidth(lmem_field);
   int lmem = static_cast<int>(std::clamp<std::int64_t>(v.machine.local_memory_bytes, 0, vortex::kMaxLocalMemoryBytes));
   if (ImGui::InputInt("##lmem", &lmem, 1024, 4096)) v.machine.local_memory_bytes = lmem;
   MathTooltip(
@@ -445,7 +449,8 @@ void DrawLocalMemory(const Mapping& m, const PhaseView& v, const Palette& pal, f
   };
   const int wave = std::max(v.wave, 0);
   for (int k = 0; k < cores; ++k) {
-    const int core = v.core >= 0 ? (v.core + k) % m.request.machine.cores : k;
+    // Cores in their order (0, 1, 2, 3), the current one in the cursor colour.
+    const int core = k;
     const float y = area.min.y + static_cast<float>(k) * (bar_h + fs * 0.5f);
     dl->AddText(ImVec2(area.min.x, y + bar_h * 0.2f), core == v.core ? pal.cursor : pal.dim,
                 Sprintf("core %d", core).c_str());
@@ -765,9 +770,9 @@ void DrawVortexPanel(const Model& model, UiState& ui) {
   // Wrapped, like the verdict: at 1280×720 the centre column is narrower than these lines.
   ImGui::PushTextWrapPos(0);
   MathTextF(
-      "B_r = %d, B_c = %d: %d blocks of %d threads (%d warp%s), %d per core at a time; T_c = %d K/V tiles per block",
-      m.br, m.bc, m.tr, m.threads_per_block, m.warps_per_block, m.warps_per_block == 1 ? "" : "s", m.blocks_per_core,
-      m.tc);
+      "B_r = %d, B_c = %d: %d block%s of %d threads (%d warp%s), %d per core at a time; T_c = %d K/V tile%s per block",
+      m.br, m.bc, m.tr, m.tr == 1 ? "" : "s", m.threads_per_block, m.warps_per_block, m.warps_per_block == 1 ? "" : "s",
+      m.blocks_per_core, m.tc, m.tc == 1 ? "" : "s");
   if (v.runs) {
     MathTextColored(pal.cursor,
                     Sprintf("%s of Q tile %d%s → block %d on core %d, warp%s %d%s — %s", v.phase.c_str(), v.block,

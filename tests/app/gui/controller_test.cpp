@@ -106,7 +106,7 @@ TEST_F(Controller, SpeedKeysAndViewShortcuts) {
   Frame(GLFW_KEY_LEFT_BRACKET);
   EXPECT_FLOAT_EQ(ui.cursor.speed, 4);
   Frame(GLFW_KEY_L, false, true);
-  EXPECT_TRUE(ui.appearance.large_font);
+  EXPECT_TRUE(ui.appearance.presentation);
   Frame(GLFW_KEY_T, false, true);
   EXPECT_EQ(ui.appearance.theme, Theme::kLight);
   Frame(GLFW_KEY_2);

@@ -27,7 +27,7 @@ TEST(Session, RoundTripsEveryField) {
   ui.cursor.selected_row = 17;
   ui.appearance.theme = Theme::kLight;
   ui.appearance.ui_scale = 1.5f;
-  ui.appearance.large_font = true;
+  ui.appearance.presentation = true;
   ui.cursor.speed = 32;
   ui.cursor.play_unit = StepUnit::kTileIteration;
   VortexState(ui).machine.cores = 8;
@@ -48,7 +48,7 @@ TEST(Session, RoundTripsEveryField) {
   EXPECT_EQ(back.cursor.selected_row, 17);
   EXPECT_EQ(back.appearance.theme, Theme::kLight);
   EXPECT_FLOAT_EQ(back.appearance.ui_scale, 1.5f);
-  EXPECT_TRUE(back.appearance.large_font);
+  EXPECT_TRUE(back.appearance.presentation);
   EXPECT_FLOAT_EQ(back.cursor.speed, 32);
   EXPECT_EQ(back.cursor.play_unit, StepUnit::kTileIteration);
   EXPECT_EQ(VortexState(back).machine, VortexState(ui).machine);
