@@ -14,5 +14,7 @@ struct EmbeddedFile {
 
 // assets/lessons/*.json
 std::span<const EmbeddedFile> EmbeddedLessons();
+// kernels/cuda/flash1.cu and flash2_row.cu, for the algorithm panel (their `// @phase` markers)
+std::span<const EmbeddedFile> EmbeddedKernelSources();
 
 }  // namespace flashviz

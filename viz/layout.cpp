@@ -308,18 +308,18 @@ void DrawStrip(const Model& model, UiState& ui, const char* id, const ScreenRect
       if (ImGui::IsItemHovered()) MathTooltip(tip);
       return pressed;
     };
-    if (button(left ? "\u2261##open-left" : "\u2261##open-right", "Show the side columns (F2)"))
+    if (button(left ? "\u2261##open-left" : "\u2261##open-right",
+               left ? "Show the side columns (F2): playback, the problem. Point here to look without opening."
+                    : "Show the side columns (F2): the running statistics and O_i. Point here to look without "
+                      "opening."))
       ui.appearance.side_columns_open = true;
     if (left && model.has_problem()) {
       const std::int64_t last = model.step_count() - 1;
       if (button(ui.cursor.playing ? "||##strip-play" : "\u25b6##strip-play", "Play / pause (Space)"))
         ui.cursor.playing = !ui.cursor.playing;
-      if (button("\u25c0##strip-back", "Back one phase (←)")) ui.cursor.step = std::max<std::int64_t>(0, model.step() - 1);
-      if (button("\u25b6##strip-fwd", "Forward one phase (→)")) ui.cursor.step = std::min(last, model.step() + 1);
-    }
-    if (!left) {
-      ImGui::Spacing();
-      MathTextColored(GetPalette().dim, "m\nℓ\nO");  // what the folded column holds
+      // Hollow triangles for one phase, so they do not read as the solid ▶ of play.
+      if (button("\u25c1##strip-back", "Back one phase (←)")) ui.cursor.step = std::max<std::int64_t>(0, model.step() - 1);
+      if (button("\u25b7##strip-fwd", "Forward one phase (→)")) ui.cursor.step = std::min(last, model.step() + 1);
     }
   }
   ImGui::End();

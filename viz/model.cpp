@@ -67,7 +67,7 @@ Sweep ComputeSweep(const AttentionProblem& problem, std::int64_t max_steps, cons
     sweep.points.push_back({n, flash.HbmBytes(), StandardAttentionLedger(n, at.d).HbmBytes(), counter.step_count()});
   }
   if (skipped_from)
-    sweep.note = Sprintf("N ≥ %d left out: more than %lld steps to count with these tiles", skipped_from,
+    sweep.note = Sprintf("N ≥ %d left out: over %lld steps to count with these tiles", skipped_from,
                          static_cast<long long>(max_steps));
   return sweep;
 }

@@ -22,8 +22,10 @@ std::string RescaleSummary(const StepState& state) {
   const MaxChangeCounts c = CountMaxChanges(state.tile);
   if (!c.known()) return "";
   const int rows = c.first + c.grew + c.same + c.no_keys;
-  const auto of = [rows](int n) { return n == rows ? (rows == 1 ? std::string("the row") : Sprintf("all %d rows", rows))
-                                                   : Sprintf("%d of %d rows", n, rows); };
+  const auto of = [rows](int n) {
+    if (n != rows) return Sprintf("%d of %d rows", n, rows);
+    return rows == 1 ? std::string("the row") : rows == 2 ? std::string("both rows") : Sprintf("all %d rows", rows);
+  };
   std::vector<std::string> parts;
   if (c.first > 0)
     parts.push_back(
@@ -71,7 +73,7 @@ std::string Narrate(const Model& model) {
                      i, p.tr(), Rows(p, i).c_str(), read.c_str());
     case Phase::kScores:
       return Sprintf(
-          "scores: S_ij = scale·Q_i K_jᵀ (scale %s), a %d × %d tile computed in SRAM. It is never written to "
+          "scores: S_ij = scale·Q_i K_jᵀ (scale %s), a tile of %d × %d computed in SRAM. It is never written to "
           "HBM: the next tile pair overwrites it.",
           Sprintf("%.4g", p.scale).c_str(), s.rows, s.cols);
     case Phase::kRowMax:

@@ -167,12 +167,17 @@ PlotHover DrawPlotAt(ImDrawList* dl, const ScreenRect& rect, const PlotSpec& spe
     dl->AddText(font, fs, ImVec2(lx, bottom + 3), dim, s.c_str());
     last_label_end = lx + w;
   }
+  // Upwards from the bottom, a label closer than a line and a bit to the last one drawn is left out (a short
+  // log axis has a tick every octave: at 100 px they were drawn over each other).
+  float last_label_y = FLT_MAX;
   for (double v : yt) {
     const float y = my(v);
     dl->AddLine(ImVec2(left, y), ImVec2(right, y), grid);
+    if (last_label_y - y < fs * 1.15f) continue;
     const std::string s = Format(spec.y, v);
     const float w = font->CalcTextSizeA(fs, FLT_MAX, 0, s.c_str()).x;
     dl->AddText(font, fs, ImVec2(left - 4 - w, y - fs / 2), dim, s.c_str());
+    last_label_y = y;
   }
   dl->AddRect(ImVec2(left, top), ImVec2(right, bottom), ImGui::GetColorU32(ImGuiCol_Border));
   if (!spec.x.label.empty()) {

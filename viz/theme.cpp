@@ -90,6 +90,13 @@ void ApplyTheme(Theme theme, float scale) {
     ImGui::StyleColorsLight(&style);
     g_palette = LightPalette();
     style.Colors[ImGuiCol_WindowBg] = ImVec4(0.97f, 0.97f, 0.98f, 1.0f);
+    // ImGui's light frames are white on this near-white background and its disabled text #999: on a projector
+    // the fields and check boxes vanish and the secondary text fades. Grey frames with a border, darker grey text.
+    style.Colors[ImGuiCol_FrameBg] = ImVec4(0.88f, 0.89f, 0.92f, 1.0f);
+    style.Colors[ImGuiCol_FrameBgHovered] = ImVec4(0.80f, 0.85f, 0.95f, 1.0f);
+    style.Colors[ImGuiCol_Border] = ImVec4(0.55f, 0.57f, 0.62f, 0.60f);
+    style.Colors[ImGuiCol_TextDisabled] = ImVec4(0.38f, 0.38f, 0.42f, 1.0f);
+    style.FrameBorderSize = 1.0f;
   }
   style.WindowRounding = 0.0f;
   style.FrameRounding = 3.0f;
@@ -121,6 +128,12 @@ Fonts LoadFonts(ImFontAtlas& atlas, float size_px, std::string* note) {
     config.OversampleV = 1;
     f.regular = atlas.AddFontFromFileTTF(sans.c_str(), size_px, &config, kGlyphRanges);
     f.mono = atlas.AddFontFromFileTTF(mono.c_str(), size_px * 0.9f, &config, kGlyphRanges);
+    // DejaVu Sans Mono lacks ℓ and the combining tilde of m̃ and P̃ that the kernels' comments use (the algorithm
+    // panel shows those sources): the proportional face fills in the glyphs the mono face does not have.
+    static constexpr ImWchar kMonoFillIn[] = {0x0300, 0x036F, 0x2100, 0x214F, 0};
+    ImFontConfig fill_in = config;
+    fill_in.MergeMode = true;
+    atlas.AddFontFromFileTTF(sans.c_str(), size_px * 0.9f, &fill_in, kMonoFillIn);
     f.large = atlas.AddFontFromFileTTF(sans.c_str(), size_px * 1.25f, &config, kGlyphRanges);
     f.dejavu = f.regular && f.mono && f.large;
   }

@@ -244,7 +244,9 @@ std::string Num(double value, int significant) {
 std::string CellNum(double value, int decimals) {
   if (std::isnan(value)) return "nan";
   if (std::isinf(value)) return value < 0 ? "\u2212\u221e" : "\u221e";
-  return Sprintf("%.*f", decimals, value);
+  // A value that rounds to zero is "0.00", not "-0.00".
+  const std::string text = Sprintf("%.*f", decimals, value);
+  return text.find_first_not_of("-0.") == std::string::npos && text[0] == '-' ? text.substr(1) : text;
 }
 
 }  // namespace flashviz

@@ -26,6 +26,7 @@ constexpr int kBc = tiles::kFlash1Bc;  // rows of K_j, V_j
 // Line 2 of Algorithm 1: O = 0, ℓ = 0, m = −∞ in HBM.
 __global__ void Flash1Init(float* __restrict__ o, float* __restrict__ l, float* __restrict__ m, std::int64_t rows,
                            int d) {
+  // @phase init
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
   for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < rows * d; i += stride) {
     o[i] = 0.0f;
@@ -34,6 +35,7 @@ __global__ void Flash1Init(float* __restrict__ o, float* __restrict__ l, float* 
       m[i] = -INFINITY;
     }
   }
+  // @phase end
 }
 
 template <int D>
@@ -64,6 +66,7 @@ __global__ void __launch_bounds__(kBr)
 
   // Load K_j, V_j (line 7) and Q_i (line 9), 16 bytes a thread at a time, coalesced; rows past N are zeros.
   constexpr int kChunks = D / 4;
+  // @phase load_kv
   for (int idx = tid; idx < kBc * kChunks; idx += kBr) {
     const int r = idx / kChunks, c4 = idx % kChunks;
     const bool valid = col0 + r < n;
@@ -71,6 +74,7 @@ __global__ void __launch_bounds__(kBr)
     reinterpret_cast<float4*>(k_tile)[idx] = valid ? *reinterpret_cast<const float4*>(k_head + offset) : float4{};
     reinterpret_cast<float4*>(v_tile)[idx] = valid ? *reinterpret_cast<const float4*>(v_head + offset) : float4{};
   }
+  // @phase load_q
   for (int idx = tid; idx < kBr * kChunks; idx += kBr) {
     const int r = idx / kChunks, c4 = idx % kChunks;
     const bool valid = row0 + r < n;
@@ -83,6 +87,7 @@ __global__ void __launch_bounds__(kBr)
   const int row = row0 + tid;
   if (row >= n) return;
 
+  // @phase scores
   // Line 10: this row of S_ij, s[c] = scale · Q_i[row]·K_j[c]; K_j is read by all threads at once (broadcast).
   float s[kBc] = {};
 #pragma unroll
@@ -94,6 +99,7 @@ __global__ void __launch_bounds__(kBr)
       s[c] += qv.x * kv.x + qv.y * kv.y + qv.z * kv.z + qv.w * kv.w;
     }
   }
+  // @phase rowmax
   // Line 11: m̃_ij, P̃_ij, ℓ̃_ij. Masked keys (past N; after the query when causal) are −∞.
   float m_tile = -INFINITY;
 #pragma unroll
@@ -103,12 +109,14 @@ __global__ void __launch_bounds__(kBr)
     m_tile = fmaxf(m_tile, s[c]);
   }
   if (m_tile == -INFINITY) return;  // every key of K_j is masked for this row: O_i, ℓ_i, m_i stay as they are
+  // @phase exp rowsum
   float l_tile = 0.0f;
 #pragma unroll
   for (int c = 0; c < kBc; ++c) {
     s[c] = expf(s[c] - m_tile);  // P̃_ij
     l_tile += s[c];
   }
+  // @phase update_stats
   // Line 12: m_new = max(m_i, m̃_ij), ℓ_new = e^(m_i − m_new) ℓ_i + e^(m̃_ij − m_new) ℓ̃_ij, from m_i, ℓ_i in HBM.
   const std::int64_t stat = head * n + row;
   const float m_old = m_hbm[stat], l_old = l_hbm[stat];
@@ -117,6 +125,7 @@ __global__ void __launch_bounds__(kBr)
   const float tile_weight = expf(m_tile - m_new);
   const float l_new = old_weight + tile_weight * l_tile;
   const float inv_l_new = 1.0f / l_new;
+  // @phase update_o
   // Line 13: O_i ← diag(ℓ_new)⁻¹ (diag(ℓ_i) e^(m_i − m_new) O_i + e^(m̃_ij − m_new) P̃_ij V_j), 4 columns at a time,
   // O_i read from HBM and written back.
   float* o_row = o + stat * D;
@@ -139,9 +148,11 @@ __global__ void __launch_bounds__(kBr)
     updated.w = (old_weight * old.w + tile_weight * pv.w) * inv_l_new;
     *reinterpret_cast<float4*>(o_row + 4 * c4) = updated;
   }
+  // @phase write_back
   // Line 14: ℓ_i ← ℓ_new, m_i ← m_new.
   l_hbm[stat] = l_new;
   m_hbm[stat] = m_new;
+  // @phase end
 }
 
 template <int D>

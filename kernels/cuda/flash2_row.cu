@@ -48,21 +48,26 @@ __global__ void __launch_bounds__(kBr)
   const float* k_head = k + head * n * D;
   const float* v_head = v + head * n * D;
 
+  // @phase load_q
   for (int idx = tid; idx < kBr * kChunks; idx += kBr) {  // Q_i, once
     const int r = idx / kChunks, c4 = idx % kChunks;
     *reinterpret_cast<float4*>(q_tile + r * kQStride + 4 * c4) =
         row0 + r < n ? *reinterpret_cast<const float4*>(q_head + static_cast<std::int64_t>(row0 + r) * D + 4 * c4)
                      : float4{};
   }
+  // @phase end
   // Causal: K/V tiles after the block's last row are never needed.
   const int last_row = min(n, row0 + kBr) - 1;
   const int tiles_c = causal ? last_row / kBc + 1 : device::CeilDiv(n, kBc);
 
+  // @phase load_q
   float o_acc[D] = {};  // unnormalized O_i row
   float m = -INFINITY, l = 0.0f;
+  // @phase end
   for (int j = 0; j < tiles_c; ++j) {
     const int col0 = j * kBc;
     __syncthreads();  // everyone has finished with K_{j−1}, V_{j−1} before they are overwritten
+    // @phase load_kv
     for (int idx = tid; idx < kBc * kChunks; idx += kBr) {
       const int r = idx / kChunks, c4 = idx % kChunks;
       const bool valid = col0 + r < n;
@@ -73,6 +78,7 @@ __global__ void __launch_bounds__(kBr)
     __syncthreads();  // K_j, V_j (and, the first time, Q_i) are complete
     if (!active) continue;
 
+    // @phase scores
     // S_ij row: s[c] = scale · Q_i[row]·K_j[c]
     float s[kBc] = {};
 #pragma unroll
@@ -84,6 +90,7 @@ __global__ void __launch_bounds__(kBr)
         s[c] += qv.x * kv.x + qv.y * kv.y + qv.z * kv.z + qv.w * kv.w;
       }
     }
+    // @phase rowmax
     float m_tile = -INFINITY;
 #pragma unroll
     for (int c = 0; c < kBc; ++c) {
@@ -95,14 +102,17 @@ __global__ void __launch_bounds__(kBr)
     // m_new = max(m, rowmax S_ij); ℓ ← e^(m − m_new) ℓ + rowsum P̃_ij; O ← e^(m − m_new) O + P̃_ij V_j
     const float m_new = fmaxf(m, m_tile);
     const float alpha = expf(m - m_new);  // 0 on the first tile (m = −∞)
+    // @phase exp rowsum
     float row_sum = 0.0f;
 #pragma unroll
     for (int c = 0; c < kBc; ++c) {
       s[c] = expf(s[c] - m_new);
       row_sum += s[c];
     }
+    // @phase rowsum
     l = alpha * l + row_sum;
     m = m_new;
+    // @phase update_o
 #pragma unroll
     for (int e = 0; e < D; ++e) o_acc[e] *= alpha;
 #pragma unroll
@@ -117,13 +127,17 @@ __global__ void __launch_bounds__(kBr)
       }
     }
   }
+  // @phase end
   if (!active) return;
+  // @phase finalize
   const float inv_l = 1.0f / l;  // O_i = diag(ℓ_i)⁻¹ O_i, once
+  // @phase finalize write_back
   float* o_row = o + (head * n + row) * D;
 #pragma unroll
   for (int c4 = 0; c4 < kChunks; ++c4)
     *reinterpret_cast<float4*>(o_row + 4 * c4) = float4{o_acc[4 * c4] * inv_l, o_acc[4 * c4 + 1] * inv_l,
                                                          o_acc[4 * c4 + 2] * inv_l, o_acc[4 * c4 + 3] * inv_l};
+  // @phase end
 }
 
 template <int D>

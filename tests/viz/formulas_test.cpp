@@ -269,7 +269,7 @@ TEST(Formulas, FirstLessonFirstTileSaysAlphaIsZero) {
       if (model.schedule().Info(k).phase != update || model.schedule().Info(k).j != 0) continue;
       GoTo(model, k);
       const std::string summary = RescaleSummary(model.state());
-      EXPECT_EQ(summary, "First scores in all 2 rows: m_old = −∞, so α = 0 (nothing earlier to rescale).")
+      EXPECT_EQ(summary, "First scores in both rows: m_old = −∞, so α = 0 (nothing earlier to rescale).")
           << LoopOrderName(order) << " step " << k;
       EXPECT_EQ(Narrate(model).find("no new maximum"), std::string::npos);
     }

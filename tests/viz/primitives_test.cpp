@@ -50,6 +50,9 @@ TEST(Notation, NumbersPrintInfinityAsTheMathSymbol) {
   EXPECT_EQ(Num(-std::numeric_limits<double>::infinity()), "\u2212\u221e");
   EXPECT_EQ(Num(1.23456, 3), "1.23");
   EXPECT_EQ(CellNum(-0.5, 2), "-0.50");
+  EXPECT_EQ(CellNum(-0.004, 2), "0.00");  // rounds to zero: no minus sign
+  EXPECT_EQ(CellNum(-0.04, 1), "0.0");
+  EXPECT_EQ(CellNum(-0.05, 1), "-0.1");
 }
 
 TEST(Heatmap, PointSamplingIsExactAtOneTexelPerCellAndSamplesCentresBelow) {

@@ -187,9 +187,12 @@ void DrawControls(BenchmarkPanelState& s, bool can_run, bool running) {
   ImGui::SameLine();
   HelpMarker("The registry (kernels/cuda/registry_rows.inc), in the order of the progression. A kernel that cannot run "
              "the chosen dtype or d gives a \"not applicable\" row with the reason, never a silent gap.");
+  const ImGuiStyle& style = ImGui::GetStyle();
   for (const cuda::VariantInfo& v : cuda::Catalogue()) {
     bool on = KernelSelected(s, v.id);
     ImGui::SameLine();
+    // Onto the next line when the box and its name do not fit (in presentation mode they ran off the panel).
+    WrapIfNoRoom(ImGui::GetFrameHeight() + style.ItemInnerSpacing.x + ImGui::CalcTextSize(v.id).x);
     if (ImGui::Checkbox(v.id, &on)) s.kernels[v.id] = on;
     if (ImGui::IsItemHovered())
       ImGui::SetTooltip("%s\n%s\ndtypes: %s; d: %s", v.name, v.teaches, cuda::DTypesText(v.dtypes).c_str(),
@@ -264,9 +267,12 @@ void DrawFiles(BenchmarkPanelState& s, const std::vector<cuda::BenchRow>& ours,
     std::vector<cuda::BenchRow> rows = LoadCsv(s.peers_path, s.message);
     if (s.message.rfind("loaded", 0) == 0) Runner().SetPeers(std::move(rows));
   }
+  const float check_w = ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x;
   ImGui::SameLine();
+  WrapIfNoRoom(check_w + ImGui::CalcTextSize("show PyTorch").x);
   ImGui::Checkbox("show PyTorch", &s.show_peers);
   ImGui::SameLine();
+  WrapIfNoRoom(check_w + ImGui::CalcTextSize("TFLOP/s").x);
   ImGui::Checkbox("TFLOP/s", &s.y_tflops);
 
   ImGui::SetNextItemWidth(field);

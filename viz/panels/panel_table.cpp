@@ -18,6 +18,8 @@ constexpr std::array kPanels = {
             "N, d, tiles or SRAM, loop order, scale, causal, seed, HW4 file, presets"},
   PanelInfo{"step",       "Step view",          PanelSlot::kCentreTab, true, 1.0f, &DrawStepPanel,
             "Q, Kᵀ, S, Vᵀ and O with the current tiles, and S_ij, P~_ij large"},
+  PanelInfo{"algorithm",  "Algorithm",          PanelSlot::kCentreTab, true, 1.0f, &DrawAlgorithmPanel,
+            "the pseudocode and the CUDA kernel of the loop order, the current phase's lines marked, with numbers"},
   PanelInfo{"traffic",    "Traffic",            PanelSlot::kCentreTab, true, 1.0f, &DrawTrafficPanel,
             "HBM ↔ SRAM ↔ compute, SRAM occupancy, flash against standard attention, bytes against N"},
   PanelInfo{"statistics", "Running statistics", PanelSlot::kRight,     true, 0.56f, &DrawStatisticsPanel,

@@ -17,5 +17,6 @@ void DrawVortexPanel(const Model& model, UiState& ui);      // vortex_panel.cpp:
 void DrawBenchmarkPanel(const Model& model, UiState& ui);   // benchmark_panel.cpp: the CUDA kernels against N
 void DrawLiveGpuPanel(const Model& model, UiState& ui);     // live_gpu_panel.cpp: the real kernels on this problem
 void DrawLessonPanel(const Model& model, UiState& ui);      // lesson_panel.cpp: guided lessons, stop by stop
+void DrawAlgorithmPanel(const Model& model, UiState& ui);   // algorithm_panel.cpp: pseudocode and kernel in step
 
 }  // namespace flashviz

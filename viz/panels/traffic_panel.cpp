@@ -195,21 +195,29 @@ void DrawMemoryChart(const Model& m, const ScreenRect& area, float scale) {
   Box(dl, comp, pal.compute, "Compute");
   ImGui::PushTextWrapPos(0);
   const std::string op = ComputeOperation(m);
-  // Wrap by hand: the box is narrow.
+  // Wrap by hand, word by word: the box is narrow (a line is drawn before the word that would overflow it).
   float cy = comp.min.y + fs + 10;
+  const float room = comp.width() - 12;
   std::string line;
-  for (std::size_t k = 0; k <= op.size(); ++k) {
-    if (k == op.size() || op[k] == ' ') {
-      const std::string candidate = line;
-      if (CalcMathTextSize(candidate.c_str()).x > comp.width() - 12 || k == op.size()) {
-        DrawMathText(dl, ImVec2(comp.min.x + 6, cy), ImGui::GetColorU32(ImGuiCol_Text), line.c_str());
-        cy += fs + 1;
-        line.clear();
-        continue;
-      }
+  const auto flush = [&] {
+    if (line.empty()) return;
+    DrawMathText(dl, ImVec2(comp.min.x + 6, cy), ImGui::GetColorU32(ImGuiCol_Text), line.c_str());
+    cy += fs + 1;
+    line.clear();
+  };
+  for (std::size_t from = 0; from < op.size();) {
+    const std::size_t space = std::min(op.find(' ', from), op.size());
+    const std::string word = op.substr(from, space - from);
+    const std::string trial = line.empty() ? word : line + " " + word;
+    if (!line.empty() && CalcMathTextSize(trial.c_str()).x > room) {
+      flush();
+      line = word;
+    } else {
+      line = trial;
     }
-    if (k < op.size()) line.push_back(op[k]);
+    from = space + 1;
   }
+  flush();
   ImGui::PopTextWrapPos();
 
   // Arrows: reads above (rightwards), writes below (leftwards).
@@ -323,7 +331,11 @@ void DrawSweepPlot(const Model& m, ImVec2 size) {
                         Sprintf("N = %d (this problem)", m.problem().n), pal.cursor});
   spec.marks.push_back({n, static_cast<double>(m.standard_ledger().HbmBytes()), "", pal.cursor});
   Plot("##sweep", size, spec);
-  if (sweep && !sweep->note.empty()) ImGui::TextDisabled("%s", sweep->note.c_str());
+  if (sweep && !sweep->note.empty()) {
+    ImGui::PushTextWrapPos(0);
+    ImGui::TextDisabled("%s", sweep->note.c_str());
+    ImGui::PopTextWrapPos();
+  }
 }
 
 }  // namespace

@@ -109,7 +109,7 @@ TEST_F(Controller, SpeedKeysAndViewShortcuts) {
   EXPECT_TRUE(ui.appearance.presentation);
   Frame(GLFW_KEY_T, false, true);
   EXPECT_EQ(ui.appearance.theme, Theme::kLight);
-  Frame(GLFW_KEY_2);
+  Frame(GLFW_KEY_3);
   EXPECT_EQ(ui.active_tab, "traffic");
   Frame(GLFW_KEY_F1);
   EXPECT_TRUE(ui.show_shortcuts);
