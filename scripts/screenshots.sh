@@ -17,6 +17,11 @@ shot() {  # shot NAME ARGS...
 shot first-lesson-1280x720 --n 8 --d 4 --br 2 --bc 2 --seed 1 --step 40
 shot assignment-n1024-1920x1080 --n 1024 --d 64 --sram 49152 --step 2000 --width 1920 --height 1080
 shot traffic-n1024-1280x720 --n 1024 --d 64 --sram 49152 --step 2000 --panel traffic
+shot algorithm-first-lesson-1920x1080 --n 8 --d 4 --br 2 --bc 2 --seed 1 --step 39 --panel algorithm \
+  --width 1920 --height 1080
+shot lesson-first-presentation-1280x720 --present --lesson first-lesson:11
+shot presentation-traffic-1024x768 --present --n 64 --d 8 --br 8 --bc 8 --seed 3 --step 100 --panel traffic \
+  --width 1024 --height 768
 report=(--n 64 --order q --scale none)  # the Vortex report's problem (the "Vortex report" preset)
 shot vortex-q-rowmax-1280x720 "${report[@]}" --d 8 --br 16 --bc 16 --step 9
 shot vortex_simt_step12 "${report[@]}" --d 8 --br 16 --bc 16 --step 12 --panel vortex

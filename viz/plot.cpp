@@ -254,19 +254,28 @@ PlotHover DrawPlotAt(ImDrawList* dl, const ScreenRect& rect, const PlotSpec& spe
                 spec.empty_message.c_str(), nullptr, wrap);
   }
 
-  // Legend, top-left inside the axes.
+  // Legend, top-left inside the axes: as many entries as the axes hold, then "+ k more" (a short plot of many
+  // series drew its legend far below the axes, over the panel's next section).
   if (spec.legend && !spec.series.empty()) {
-    float w = 0;
-    for (const PlotSeries& s : spec.series) w = std::max(w, CalcMathTextSize(s.label.c_str(), font, fs).x);
     const ImVec2 p0(left + 6, top + 6);
     const float row = fs + 3;
-    dl->AddRectFilled(p0, ImVec2(p0.x + w + 34, p0.y + row * static_cast<float>(spec.series.size()) + 4),
+    const auto fit = static_cast<std::size_t>(std::max(1.0f, std::floor((bottom - p0.y - 4) / row)));
+    const std::size_t total = spec.series.size();
+    const std::size_t shown = total <= fit ? total : fit - 1;
+    const std::string more = total > shown ? Sprintf("+ %zu more (hover a line)", total - shown) : std::string();
+    float w = more.empty() ? 0.0f : CalcMathTextSize(more.c_str(), font, fs).x - 30;
+    for (std::size_t s = 0; s < shown; ++s)
+      w = std::max(w, CalcMathTextSize(spec.series[s].label.c_str(), font, fs).x);
+    const std::size_t lines = shown + (more.empty() ? 0 : 1);
+    dl->AddRectFilled(p0, ImVec2(p0.x + w + 34, p0.y + row * static_cast<float>(lines) + 4),
                       (pal.plot_bg & 0x00FFFFFF) | 0xE0000000);
-    for (std::size_t s = 0; s < spec.series.size(); ++s) {
+    for (std::size_t s = 0; s < shown; ++s) {
       const float y = p0.y + 2 + row * static_cast<float>(s);
       dl->AddLine(ImVec2(p0.x + 4, y + fs / 2), ImVec2(p0.x + 24, y + fs / 2), spec.series[s].color, 2.5f);
       DrawMathText(dl, ImVec2(p0.x + 30, y), text, spec.series[s].label.c_str(), font, fs);
     }
+    if (!more.empty())
+      DrawMathText(dl, ImVec2(p0.x + 4, p0.y + 2 + row * static_cast<float>(shown)), dim, more.c_str(), font, fs);
   }
   return hover;
 }

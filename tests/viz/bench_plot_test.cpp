@@ -12,6 +12,7 @@
 
 #include "tests/viz/headless.h"
 #include "viz/bench_plot.h"
+#include "viz/embedded_files.h"
 #include "viz/panels/benchmark_panel.h"
 #include "viz/panels/panels.h"
 
@@ -100,6 +101,28 @@ TEST(BenchmarkPanel, DrawsManyFramesWithoutAGpuOrData) {
       ImGui::Render();
     }
   EXPECT_EQ(BenchmarkState(ui).d, 64);  // drawing alone changes nothing
+}
+
+// Without a GPU and from any working directory, the panel starts with the measurements that ship inside the
+// binary (its default paths used to be relative to the repository root, so it only worked started there).
+TEST(BenchmarkPanel, StartsWithTheShippedMeasurementsFromAnyDirectory) {
+  ASSERT_EQ(EmbeddedSampleResults().size(), 3u);
+  for (const EmbeddedFile& file : EmbeddedSampleResults())
+    EXPECT_GE(cuda::ParseBenchCsv(file.text, std::string(file.name)).size(), 3u) << file.name;
+  const std::filesystem::path before = std::filesystem::current_path();
+  std::filesystem::current_path(std::filesystem::temp_directory_path());
+  testing::HeadlessImGui imgui(ImVec2(1280, 720));
+  Model model;
+  UiState ui;
+  ImGui::NewFrame();
+  ImGui::SetNextWindowSize(ImVec2(1200, 700));
+  ImGui::Begin("benchmark");
+  DrawBenchmarkPanel(model, ui);
+  ImGui::End();
+  ImGui::Render();
+  std::filesystem::current_path(before);
+  EXPECT_NE(BenchmarkState(ui).message.find("shipped"), std::string::npos) << BenchmarkState(ui).message;
+  EXPECT_GT(CurrentBenchmarkProgress().measured, 0u);
 }
 
 TEST(BenchmarkPanel, ASweepRunsInTheBackgroundWhileFramesGoOn) {

@@ -16,6 +16,7 @@ namespace {
 struct AlgorithmPanelState {
   PseudocodeVersion version = PseudocodeVersion::kPaper;
   std::int64_t scrolled_step = -1;  // the source view scrolls to the phase's lines once per step
+  std::int64_t pseudocode_scrolled_step = -1;  // and the pseudocode to the phase's line
 };
 
 AlgorithmPanelState& State(UiState& ui) { return PanelState<AlgorithmPanelState>(ui, "algorithm"); }
@@ -74,6 +75,13 @@ void DrawPseudocode(const Model& model, UiState& ui, const Pseudocode& code, flo
     if (!annotation.empty()) MathTextColored(GetPalette().cursor, annotation.c_str());
     ImGui::PopTextWrapPos();
     ImGui::SetCursorScreenPos(after);
+    // Keep the current line in view when the step moves (a short pane at 1280×720 would hide it).
+    if (current && State(ui).pseudocode_scrolled_step != model.step()) {
+      State(ui).pseudocode_scrolled_step = model.step();
+      const float y = top.y - ImGui::GetWindowPos().y + ImGui::GetScrollY();
+      if (y < ImGui::GetScrollY() || y + h > ImGui::GetScrollY() + ImGui::GetWindowHeight())
+        ImGui::SetScrollY(std::max(0.0f, y - ImGui::GetWindowHeight() * 0.3f));
+    }
     ImGui::PopID();
   }
 }

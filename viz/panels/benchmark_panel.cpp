@@ -28,6 +28,7 @@
 #include "kernels/cuda/bench_results.h"
 #include "kernels/cuda/registry.h"
 #include "viz/bench_plot.h"
+#include "viz/embedded_files.h"
 #include "viz/panels/benchmark_panel.h"
 #include "viz/panels/panels.h"
 #include "viz/theme.h"
@@ -166,8 +167,39 @@ cuda::SweepSpec SpecFrom(const BenchmarkPanelState& s) {
   return spec;
 }
 
-std::vector<cuda::BenchRow> LoadCsv(const std::string& path, std::string& message) {
+// PyTorch's rows to draw beside ours: those of a (dtype, d, causal) that ours have, so that like is compared with
+// like (a peers CSV holds every dtype and d; all of them on one plot buried the legend); all when ours are empty.
+std::vector<cuda::BenchRow> PeersLike(const std::vector<cuda::BenchRow>& ours, const std::vector<cuda::BenchRow>& peers) {
+  if (ours.empty()) return peers;
+  std::vector<cuda::BenchRow> like;
+  for (const cuda::BenchRow& peer : peers)
+    for (const cuda::BenchRow& row : ours)
+      if (row.dtype == peer.dtype && row.d == peer.d && row.causal == peer.causal) {
+        like.push_back(peer);
+        break;
+      }
+  return like;
+}
+
+// The measurements that ship inside flashviz, named as docs/results names them.
+constexpr const char* kSampleRun = "docs/results/2026-11-21-h200";
+
+std::vector<cuda::BenchRow> LoadCsv(const std::string& path, std::string& message, const char* sample_file) {
   try {
+    if (path.empty()) {  // the shipped sample: ours are the fp32, d = 64 sweep with naive's run beside it
+      const std::string stem = std::string(sample_file).substr(0, std::string(sample_file).size() - 4);
+      std::vector<cuda::BenchRow> rows;
+      for (const EmbeddedFile& file : EmbeddedSampleResults())
+        if (file.name == sample_file || file.name == stem + "_naive.csv") {
+          std::vector<cuda::BenchRow> part =
+              cuda::ParseBenchCsv(file.text, std::string(kSampleRun) + "/" + std::string(file.name));
+          rows.insert(rows.end(), part.begin(), part.end());
+        }
+      message = rows.empty() ? std::string("no shipped sample ") + sample_file
+                             : Sprintf("loaded %zu rows from %s/%s (H200, shipped with flashviz)", rows.size(),
+                                       kSampleRun, sample_file);
+      return rows;
+    }
     std::vector<cuda::BenchRow> rows = cuda::ReadBenchCsv(path);
     message = Sprintf("loaded %zu rows from %s", rows.size(), path.c_str());
     return rows;
@@ -249,24 +281,43 @@ void DrawFiles(BenchmarkPanelState& s, const std::vector<cuda::BenchRow>& ours,
                const std::vector<cuda::BenchRow>& peers, const BenchPlotOptions& plot_options) {
   const float fs = ImGui::GetFontSize();
   const float field = std::max(12 * fs, ImGui::GetContentRegionAvail().x * 0.25f);
-  ImGui::SetNextItemWidth(field);
-  ImGui::InputText("##results", &s.results_path);
-  ImGui::SameLine();
-  if (ImGui::Button("Load results CSV")) {
-    std::vector<cuda::BenchRow> rows = LoadCsv(s.results_path, s.message);
+  const auto load_ours = [&] {
+    std::vector<cuda::BenchRow> rows = LoadCsv(s.results_path, s.message, "fp32_d64.csv");
     std::vector<cuda::BenchRow> mine;
     for (cuda::BenchRow& row : rows)
       if (row.kernel.rfind("torch_", 0) != 0) mine.push_back(std::move(row));
     if (!mine.empty() || s.message.rfind("loaded", 0) == 0) Runner().SetOurs(std::move(mine));
+  };
+  const auto load_peers = [&] {
+    std::vector<cuda::BenchRow> rows = LoadCsv(s.peers_path, s.message, "peers.csv");
+    if (s.message.rfind("loaded", 0) == 0) Runner().SetPeers(std::move(rows));
+  };
+  // Without a sweep of its own the plot starts with the measurements that ship with flashviz.
+  if (!s.samples_loaded) {
+    s.samples_loaded = true;
+    if (ours.empty() && peers.empty() && s.results_path.empty() && s.peers_path.empty()) {
+      load_ours();
+      load_peers();
+      s.message = "the shipped measurements: docs/results/2026-11-21-h200 (H200), fp32 d = 64 and PyTorch's "
+                  "backends; load CSVs of your own, or run a sweep";
+    }
   }
+  const std::string hint = std::string(kSampleRun) + "/… (shipped)";
+  ImGui::SetNextItemWidth(field);
+  ImGui::InputTextWithHint("##results", hint.c_str(), &s.results_path);
+  if (ImGui::IsItemHovered())
+    MathTooltip("A CSV of flashviz bench; empty: the fp32, d = 64 sweep of docs/results/2026-11-21-h200 (an H200), "
+                "which ships inside flashviz");
+  ImGui::SameLine();
+  if (ImGui::Button("Load results CSV")) load_ours();
   ImGui::SameLine();
   ImGui::SetNextItemWidth(field);
-  ImGui::InputText("##peers", &s.peers_path);
+  ImGui::InputTextWithHint("##peers", hint.c_str(), &s.peers_path);
+  if (ImGui::IsItemHovered())
+    MathTooltip("A CSV of scripts/peers.py (PyTorch's backends); empty: the one of docs/results/2026-11-21-h200, "
+                "which ships inside flashviz");
   ImGui::SameLine();
-  if (ImGui::Button("Load PyTorch CSV")) {
-    std::vector<cuda::BenchRow> rows = LoadCsv(s.peers_path, s.message);
-    if (s.message.rfind("loaded", 0) == 0) Runner().SetPeers(std::move(rows));
-  }
+  if (ImGui::Button("Load PyTorch CSV")) load_peers();
   const float check_w = ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x;
   ImGui::SameLine();
   WrapIfNoRoom(check_w + ImGui::CalcTextSize("show PyTorch").x);
@@ -294,7 +345,10 @@ void DrawFiles(BenchmarkPanelState& s, const std::vector<cuda::BenchRow>& ours,
   ImGui::SameLine();
   if (ImGui::Button("Export PNG")) {
     std::vector<cuda::BenchRow> all = ours;
-    if (s.show_peers) all.insert(all.end(), peers.begin(), peers.end());
+    if (s.show_peers) {
+      const std::vector<cuda::BenchRow> like = PeersLike(ours, peers);
+      all.insert(all.end(), like.begin(), like.end());
+    }
     std::string error;
     s.message = RenderBenchPng(all, plot_options, s.export_png_path, &error) ? "wrote " + s.export_png_path : error;
   }
@@ -403,14 +457,21 @@ void DrawBenchmarkPanel(const Model& /*model*/, UiState& ui) {
   plot_options.tflops = s.y_tflops;
   plot_options.title = s.y_tflops ? "TFLOP/s against N" : "Runtime against N (log-log)";
   DrawFiles(s, snap.ours, snap.peers, plot_options);
-  if (!s.message.empty()) ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(pal.dim), "%s", s.message.c_str());
+  if (!s.message.empty()) {
+    ImGui::PushTextWrapPos(0);
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(pal.dim), "%s", s.message.c_str());
+    ImGui::PopTextWrapPos();
+  }
   for (const cuda::BenchRow& row : snap.ours)  // what did not run, and why: said, not hidden
     if (!row.Ok())
       ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(pal.warn), "%s N = %d: %s", row.kernel.c_str(), row.n,
                          row.status.c_str());
 
   std::vector<cuda::BenchRow> plotted = snap.ours;
-  if (s.show_peers) plotted.insert(plotted.end(), snap.peers.begin(), snap.peers.end());
+  if (s.show_peers) {
+    const std::vector<cuda::BenchRow> like = PeersLike(snap.ours, snap.peers);
+    plotted.insert(plotted.end(), like.begin(), like.end());
+  }
   const float table_h = 7.5f * ImGui::GetTextLineHeightWithSpacing();
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   Plot("##benchmark", ImVec2(avail.x, std::max(10 * ImGui::GetFontSize(), avail.y - table_h)),

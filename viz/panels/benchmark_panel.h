@@ -22,8 +22,11 @@ struct BenchmarkPanelState {
   int repeats = 20;
   bool y_tflops = false;          // plot TFLOP/s instead of ms
   bool show_peers = true;
-  std::string peers_path = "docs/results/2026-11-21-h200/peers.csv";  // PyTorch's backends (scripts/peers.py)
-  std::string results_path = "docs/results/2026-11-21-h200/fp32_d64.csv";  // measurements to plot without a GPU
+  // CSVs to load: ours (flashviz bench) and PyTorch's backends (scripts/peers.py). Empty: the measurements that
+  // ship inside flashviz (docs/results/2026-11-21-h200, an H200), so the plot works from any directory.
+  std::string peers_path;
+  std::string results_path;
+  bool samples_loaded = false;  // the shipped measurements were put on the plot once, at the first frame
   std::string export_csv_path = "flashviz-bench.csv";
   std::string export_png_path = "flashviz-bench.png";
   std::string message;            // the last load/export result, one line

@@ -64,8 +64,11 @@ void DrawQuestion(const Model& model, UiState& ui, const LessonQuestion& questio
   };
   // The answer is computed once the model stands at the stop's step; before that, at the step just before it.
   const bool at_step = model.step() == step;
-  if (!st.answered)
+  if (!st.answered) {
+    ImGui::PushTextWrapPos(0);
     ImGui::TextDisabled("The view shows the step before: Check or Show moves on.");
+    ImGui::PopTextWrapPos();
+  }
   ImGui::SetNextItemWidth(std::max(80.0f, ImGui::GetContentRegionAvail().x * 0.45f));
   const bool entered = ImGui::InputText("##answer", &st.typed, ImGuiInputTextFlags_EnterReturnsTrue);
   ImGui::SameLine();
