@@ -6,6 +6,7 @@
 #   benchmarks  the two Google Benchmark programs' JSON (cpu_attention.json, stepper.json)
 #   frames      frames.txt: the GUI's frame time (--bench-frames) under Xvfb and Mesa llvmpipe, a line per command
 #   build-time  build_time.txt: a fresh Release build of the CUDA flagships' library (needs the CUDA toolkit)
+#   record      record.txt: `flashviz --record` of 100 steps at 1280×720, as GIF and as MP4, under llvmpipe
 # machine.txt says when, on what CPU, with which compiler and commit, and the load average: the machine should be
 # otherwise idle, since a software rasterizer, the benchmarks and the compiler share its cores.
 set -euo pipefail
@@ -42,6 +43,19 @@ if [[ $parts == *,frames,* ]]; then
   done
 fi
 
+if [[ $parts == *,record,* ]]; then
+  # Each line: the options after `flashviz`, a tab, the wall seconds of the whole command, a tab, what it printed.
+  : > "$out/record.txt"
+  for file in record-100.gif record-100.mp4; do
+    options="--n 64 --d 8 --br 8 --bc 8 --seed 3 --steps 100:199 --width 1280 --height 720 --record"
+    start=$(date +%s.%N)
+    line=$(xvfb-run -a -s "-screen 0 1920x1080x24" "$bin" $options "/tmp/flashviz-$file" 2>&1 | grep '^wrote')
+    wall=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
+    printf '%s %s\t%s\t%s\n' "$options" "$file" "$wall" "${line/\/tmp\/flashviz-/}" >> "$out/record.txt"
+    rm -f "/tmp/flashviz-$file"
+  done
+fi
+
 if [[ $parts == *,build-time,* ]]; then
   # What the tensor-core kernels cost in build time: a fresh Release build directory of the flagships' library
   # (flashviz_kernels with it), ccache off, configure excluded.
@@ -55,6 +69,7 @@ if [[ $parts == *,build-time,* ]]; then
     { tail -20 "$fresh/build.log" >&2; exit 1; }
   read -r wall user sys < "$fresh/time.txt"
   {
+    echo "commit: $(git rev-parse --short HEAD)"
     echo "command: CCACHE_DISABLE=1 cmake --build <fresh Release build directory> --target flashviz_cuda_mma -j$(nproc)"
     echo "load average before the build: $load"
     echo "wall_s: $wall"

@@ -27,9 +27,9 @@ if [ "$mode" = pack ]; then
   # Every binary carries the same CUDA kernels (tens of MB each): a dictionary larger than all of them together
   # lets xz store those once (about 10 MB instead of 55).
   tar cf - -C "$stage" . | xz -T1 --lzma2=preset=6,dict=256MiB > "$dest/bin.txz" && rm -rf "$stage"
-  # The runtime a GPU server may lack (GLFW, epoxy, stb, X11 client libraries) and the GUI's font.
-  ldd "$build/app/flashviz" | awk '/libglfw|libepoxy|libstb|libX11|libxcb|libXau|libXdmcp|libbsd|libmd\./ {print $3}' |
-    xargs -r cp -L -t "$dest/lib"
+  # The runtime a GPU server may lack (GLFW, epoxy, stb, giflib, X11 client libraries) and the GUI's font.
+  runtime='/libglfw|libepoxy|libstb|libgif|libX11|libxcb|libXau|libXdmcp|libbsd|libmd\./ {print $3}'
+  ldd "$build/app/flashviz" | awk "$runtime" | xargs -r cp -L -t "$dest/lib"
   cp /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf /usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf "$dest/fonts/"
   git rev-parse --short HEAD > "$dest/commit.txt"   # build BUILD_DIR from HEAD
   du -sh "$dest"

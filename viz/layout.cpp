@@ -11,6 +11,7 @@
 
 #include "kernels/common/format.h"
 #include "viz/frame_report.h"
+#include "viz/export.h"
 #include "viz/lessons.h"
 #include "viz/panels/lesson_panel.h"
 #include "viz/panels/panel_table.h"
@@ -67,6 +68,10 @@ void DrawMenuBar(UiState& ui, MenuRequests& requests) {
   if (ImGui::BeginMenu("File")) {
     if (ImGui::MenuItem("Save session…", "Ctrl+S")) requests.open_save = true;
     if (ImGui::MenuItem("Load session…", "Ctrl+O")) requests.open_load = true;
+    ImGui::Separator();
+    if (ImGui::MenuItem("Export for slides…", "Ctrl+E")) ui.open_export_dialog = true;
+    if (ImGui::IsItemHovered())
+      MathTooltip("A PNG of the window or of the centre view, or CSVs of the current tile and of the m_i, ℓ_i history");
     ImGui::Separator();
     if (ImGui::MenuItem("Quit", "Ctrl+Q")) ui.requests.Push(UiRequest::kQuit);
     ImGui::EndMenu();
@@ -146,6 +151,31 @@ void DrawMenuBar(UiState& ui, MenuRequests& requests) {
   ImGui::EndMainMenuBar();
 }
 
+// The Export dialog: what to write and where (a file name for the step is proposed, the working directory).
+void ExportDialog(const Model& model, UiState& ui) {
+  if (!ImGui::BeginPopupModal("Export for slides", nullptr, ImGuiWindowFlags_AlwaysAutoResize)) return;
+  static constexpr const char* kKinds[] = {"PNG of the window", "PNG of the centre view (the tab on screen)",
+                                           "CSV of the tile: S_ij, P~_ij, m~_ij, ℓ~_ij, m_i, ℓ_i, α per row",
+                                           "CSV of m_i and ℓ_i after each K/V tile (this Q tile's rows)"};
+  const int before = ui.export_kind;
+  for (int k = 0; k < 4; ++k) {
+    ImGui::RadioButton(PlainNotation(kKinds[k]).c_str(), &ui.export_kind, k);
+  }
+  const auto kind = static_cast<ExportKind>(ui.export_kind);
+  if (ImGui::IsWindowAppearing() || before != ui.export_kind || ui.export_path.empty())
+    ui.export_path = DefaultExportName(kind, model.step());
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 30);
+  if (ImGui::IsWindowAppearing()) ImGui::SetKeyboardFocusHere();  // Ctrl+E, Enter: the window as a PNG
+  const bool enter = ImGui::InputText("##export-path", &ui.export_path, ImGuiInputTextFlags_EnterReturnsTrue);
+  if (ImGui::Button("Export") || enter) {
+    ui.requests.Push(UiRequest::kExport);
+    ImGui::CloseCurrentPopup();
+  }
+  ImGui::SameLine();
+  if (ImGui::Button("Cancel") || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape))) ImGui::CloseCurrentPopup();
+  ImGui::EndPopup();
+}
+
 void SessionDialog(const char* title, const char* button, UiState& ui, UiRequest request) {
   if (ImGui::BeginPopupModal(title, nullptr, ImGuiWindowFlags_AlwaysAutoResize)) {
     MathText("Session file (JSON): the problem, the step, the open panels and the view settings.");
@@ -180,6 +210,7 @@ void DrawShortcuts(UiState& ui) {
         {"Ctrl+T", "dark / light theme"},
         {"Ctrl+= / Ctrl+-", "UI scale up / down"},
         {"Ctrl+S / Ctrl+O", "save / load the session"},
+        {"Ctrl+E", "export a PNG or a CSV for slides"},
         {"PageDown / PageUp", "the lesson's next / previous stop"},
         {"F1", "this window"},
         {"Ctrl+Q", "quit"},
@@ -345,7 +376,8 @@ void DrawUi(const Model& model, UiState& ui) {
   DrawMenuBar(ui, requests);
   if (requests.open_save || ui.open_save_dialog) ImGui::OpenPopup("Save session");
   if (requests.open_load || ui.open_load_dialog) ImGui::OpenPopup("Load session");
-  ui.open_save_dialog = ui.open_load_dialog = false;
+  if (ui.open_export_dialog) ImGui::OpenPopup("Export for slides");
+  ui.open_save_dialog = ui.open_load_dialog = ui.open_export_dialog = false;
   const ImGuiStyle& style = ImGui::GetStyle();
   const float menu_h = ImGui::GetFrameHeight();
   // The bottom strip: the scrubber and two lines of narration in the large font.
@@ -403,6 +435,7 @@ void DrawUi(const Model& model, UiState& ui) {
   if (FrameReport* report = CurrentFrameReport()) report->centre = L.centre;
   SessionDialog("Save session", "Save", ui, UiRequest::kSaveSession);
   SessionDialog("Load session", "Load", ui, UiRequest::kLoadSession);
+  ExportDialog(model, ui);
   DrawShortcuts(ui);
 }
 

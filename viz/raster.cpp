@@ -135,6 +135,19 @@ void RasterizeDrawData(const ImDrawData& data, const MemoryTextureBackend& textu
 // [SECTION] PNG output
 // ---------------------------------------------------------------------------------------------------------
 
+RgbaImage CropImage(const RgbaImage& image, const ScreenRect& rect, float scale_x, float scale_y) {
+  const int x0 = std::clamp(static_cast<int>(std::floor(rect.min.x * scale_x)), 0, image.width);
+  const int y0 = std::clamp(static_cast<int>(std::floor(rect.min.y * scale_y)), 0, image.height);
+  const int x1 = std::clamp(static_cast<int>(std::ceil(rect.max.x * scale_x)), x0, image.width);
+  const int y1 = std::clamp(static_cast<int>(std::ceil(rect.max.y * scale_y)), y0, image.height);
+  RgbaImage out;
+  out.Resize(x1 - x0, y1 - y0);
+  for (int y = y0; y < y1; ++y)
+    std::copy_n(image.pixels.begin() + static_cast<std::ptrdiff_t>(y) * image.width + x0, x1 - x0,
+                out.pixels.begin() + static_cast<std::ptrdiff_t>(y - y0) * out.width);
+  return out;
+}
+
 std::string EncodePng(const RgbaImage& image) {
   if (image.width <= 0 || image.height <= 0) throw InputError("cannot encode an empty image as PNG");
   std::string bytes;

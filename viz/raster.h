@@ -8,6 +8,7 @@
 #include <functional>
 #include <string>
 
+#include "viz/heatmap.h"  // ScreenRect
 #include "viz/texture.h"
 #include "viz/theme.h"
 
@@ -16,6 +17,9 @@ namespace flashviz {
 // Draws `data` onto `image` (already sized; not cleared), sampling textures from `textures` (an unknown
 // texture samples as white). Coordinates are relative to data.DisplayPos, scaled by FramebufferScale.
 void RasterizeDrawData(const ImDrawData& data, const MemoryTextureBackend& textures, RgbaImage& image);
+
+// The part of `image` under `rect` (screen coordinates, times the framebuffer's scale), clamped to the image.
+RgbaImage CropImage(const RgbaImage& image, const ScreenRect& rect, float scale_x = 1.0f, float scale_y = 1.0f);
 
 // `image` as the bytes of an RGBA PNG. Throws InputError for an empty image.
 std::string EncodePng(const RgbaImage& image);

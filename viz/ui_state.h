@@ -63,6 +63,7 @@ enum class UiRequest : std::uint8_t {
   kSaveSession,       // save to session_path
   kLoadSession,       // load session_path
   kRebuildStyle,      // fonts and style again before the next frame (the theme, scale or font size changed)
+  kExport,            // write export_kind to export_path (PNGs are read back by the frame loop after drawing)
   kQuit,
 };
 
@@ -149,6 +150,11 @@ struct UiState {
   // --- the session and the status line --------------------------------------------------------------------
   std::string session_path = "flashviz-session.json";
   bool open_save_dialog = false, open_load_dialog = false;  // ask for the path first (Ctrl+S, Ctrl+O)
+  // --- export for slides (the Export dialog, Ctrl+E) ------------------------------------------------------
+  bool open_export_dialog = false;
+  int export_kind = 0;          // an ExportKind (viz/export.h): window PNG, centre PNG, tile CSV, m/ℓ history CSV
+  std::string export_path;      // empty: the dialog proposes DefaultExportName
+  bool png_export_pending = false;  // the frame loop reads the drawn frame back into export_path
   std::string status;  // one line for the last save/load/apply result, shown at the right of the menu bar
   bool status_is_error = false;  // drawn in the "bad" colour and kept longer
   double status_time = -1.0;

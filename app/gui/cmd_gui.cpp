@@ -37,6 +37,12 @@ void AddGuiCommand(CLI::App& app, CommandList& commands) {
   cmd->add_option("--bench-frames", o->bench_frames,
                   "render this many frames, moving one phase per frame, and print the median and p95 frame time");
   cmd->add_option("--theme", o->theme, "dark or light")->check(CLI::IsMember({"dark", "light"}));
+  cmd->add_option("--record", o->record,
+                  "write an animation of --steps (one frame per step) to FILE.gif or FILE.mp4 and exit (no window)");
+  cmd->add_option("--steps", o->steps, "A:B, the steps --record draws (default: the tile iteration of --step)");
+  cmd->add_option("--fps", o->fps, "frames per second of --record (default 4, the playback speed)");
+  cmd->add_option("--tile-csv", o->tile_csv, "write the tile at --step as CSV (S, P~, m~, ℓ~, m, ℓ, α) and exit");
+  cmd->add_option("--history-csv", o->history_csv, "write m_i, ℓ_i after each K/V tile at --step as CSV and exit");
   cmd->add_flag("--present", o->present,
                 "presentation mode (Ctrl+L): larger text, the step view first, side columns folded (F2 opens them)");
   cmd->add_option("--session", o->session, "open a saved session (problem, step, panels)");
@@ -50,6 +56,8 @@ void AddGuiCommand(CLI::App& app, CommandList& commands) {
                         // An empty name would otherwise mean "no screenshot" and open the window.
                         if (cmd->get_option("--screenshot")->count() > 0 && o->screenshot.empty())
                           throw UsageError("--screenshot needs a file name");
+                        if (cmd->get_option("--steps")->count() > 0 && o->record.empty())
+                          throw UsageError("--steps is for --record");
                         return RunGui(*o);
                       }});
 }

@@ -14,7 +14,9 @@
 #include "app/cli/problem_options.h"
 #include "app/gui/session.h"
 #include "app/io/hw4_file.h"
+#include "kernels/common/files.h"
 #include "kernels/common/format.h"
+#include "viz/export.h"
 #include "viz/layout.h"
 #include "viz/panels/lesson_panel.h"
 #include "viz/panels/panel_table.h"
@@ -22,13 +24,13 @@
 #include "viz/theme.h"
 
 namespace flashviz {
-namespace {
-
-void SetStatus(UiState& ui, std::string text, bool error = false) {
+void SetStatus(UiState& ui, std::string text, bool error) {
   ui.status = std::move(text);
   ui.status_is_error = error;
   ui.status_time = ImGui::GetCurrentContext() ? ImGui::GetTime() : 0.0;
 }
+
+namespace {
 
 std::int64_t LastStep(const Model& m) { return std::max<std::int64_t>(0, m.step_count() - 1); }
 
@@ -83,6 +85,7 @@ void HandleKeyboard(const Model& m, UiState& ui) {
   if (io.KeyCtrl) {
     if (pressed(GLFW_KEY_S, false)) ui.open_save_dialog = true;
     if (pressed(GLFW_KEY_O, false)) ui.open_load_dialog = true;
+    if (pressed(GLFW_KEY_E, false)) ui.open_export_dialog = true;
     if (pressed(GLFW_KEY_Q, false)) ui.requests.Push(UiRequest::kQuit);
     if (pressed(GLFW_KEY_L, false)) {
       ui.appearance.presentation = !ui.appearance.presentation;
@@ -245,6 +248,20 @@ void ApplyRequests(Model& model, UiState& ui) {
         break;
       case UiRequest::kApplyForm:
         ApplyForm(model, ui);
+        break;
+      case UiRequest::kExport:
+        if (ui.export_kind == static_cast<int>(ExportKind::kWindowPng) ||
+            ui.export_kind == static_cast<int>(ExportKind::kCentrePng)) {
+          ui.png_export_pending = true;  // the frame loop reads the next drawn frame back
+        } else {
+          try {
+            WriteWholeFile(ui.export_path, ui.export_kind == static_cast<int>(ExportKind::kTileCsv) ? TileCsv(model)
+                                                                                                   : HistoryCsv(model));
+            SetStatus(ui, "wrote " + ui.export_path);
+          } catch (const InputError& e) {
+            SetStatus(ui, e.what(), true);
+          }
+        }
         break;
       case UiRequest::kRebuildStyle:  // taken by ApplyStyle before the next frame
       case UiRequest::kQuit:          // taken by the frame loop

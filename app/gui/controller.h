@@ -17,6 +17,8 @@ namespace flashviz {
 // (tests) press keys the way the window does.
 void InstallGlfwKeyMap(ImGuiIO& io);
 
+// The status line: one line at the right of the menu bar; errors in the "bad" colour and kept longer.
+void SetStatus(UiState& ui, std::string text, bool error = false);
 // Loads ui.form into the model (random inputs from the seed, or an HW4 file). False with ui.form_status.problem_error
 // set (the model keeps its problem).
 bool ApplyForm(Model& model, UiState& ui);

@@ -249,17 +249,33 @@ Framebuffer::~Framebuffer() {
 
 void Framebuffer::Bind() const { glBindFramebuffer(GL_FRAMEBUFFER, fbo_); }
 
-RgbaImage Framebuffer::Read() const {
+namespace {
+
+// The bound read framebuffer's pixels, top row first (GL's first row is the bottom one), opaque.
+RgbaImage ReadBound(int width, int height) {
   RgbaImage image;
-  image.Resize(width_, height_);
+  image.Resize(width, height);
   std::vector<ImU32> rows(image.pixels.size());
-  glBindFramebuffer(GL_READ_FRAMEBUFFER, fbo_);
   glPixelStorei(GL_PACK_ALIGNMENT, 4);
-  glReadPixels(0, 0, width_, height_, GL_RGBA, GL_UNSIGNED_BYTE, rows.data());
-  // GL's first row is the bottom one.
-  for (int y = 0; y < height_; ++y)
-    std::copy_n(rows.begin() + static_cast<std::ptrdiff_t>(y) * width_, width_,
-                image.pixels.begin() + static_cast<std::ptrdiff_t>(height_ - 1 - y) * width_);
+  glReadPixels(0, 0, width, height, GL_RGBA, GL_UNSIGNED_BYTE, rows.data());
+  for (int y = 0; y < height; ++y)
+    std::copy_n(rows.begin() + static_cast<std::ptrdiff_t>(y) * width, width,
+                image.pixels.begin() + static_cast<std::ptrdiff_t>(height - 1 - y) * width);
+  return image;
+}
+
+}  // namespace
+
+RgbaImage Framebuffer::Read() const {
+  glBindFramebuffer(GL_READ_FRAMEBUFFER, fbo_);
+  return ReadBound(width_, height_);
+}
+
+RgbaImage ReadWindowPixels(int width, int height) {
+  glBindFramebuffer(GL_READ_FRAMEBUFFER, 0);
+  glReadBuffer(GL_BACK);
+  RgbaImage image = ReadBound(width, height);
+  for (ImU32& pixel : image.pixels) pixel |= IM_COL32_A_MASK;  // a window's alpha is not the picture's
   return image;
 }
 

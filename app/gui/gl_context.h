@@ -49,6 +49,9 @@ class Framebuffer {
   bool complete_ = false;
 };
 
+// The window's back buffer after drawing (before the swap), top row first: the Export dialog's PNG.
+RgbaImage ReadWindowPixels(int width, int height);
+
 // Textures for the heatmaps in GL (nearest filtering).
 class GlTextureBackend final : public TextureBackend {
  public:

@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <utility>
 #include <cmath>
 #include <cstdio>
 #include <cstdint>
@@ -21,10 +22,13 @@
 #include <thread>
 #include <vector>
 
+#include "app/cli/progress.h"
 #include "app/gui/controller.h"
 #include "app/gui/session.h"
+#include "app/io/animation.h"
 #include "kernels/common/files.h"
 #include "kernels/common/format.h"
+#include "viz/export.h"
 #include "viz/lessons.h"
 #include "viz/panels/lesson_panel.h"
 #include "viz/panels/panel_table.h"
@@ -280,6 +284,106 @@ int RunScreenshot(const GuiOptions& o) {
 }
 
 // ---------------------------------------------------------------------------------------------------------
+// [SECTION] exports without a window: CSVs and animations
+// ---------------------------------------------------------------------------------------------------------
+
+int RunCsvExport(const GuiOptions& o) {
+  CommandFiles files;
+  for (const std::string* input : {&o.problem.input, &o.session})
+    if (!input->empty()) files.AddInput(*input);
+  OutputFile* tile = o.tile_csv.empty() ? nullptr : &files.AddOutput(o.tile_csv);
+  OutputFile* history = o.history_csv.empty() ? nullptr : &files.AddOutput(o.history_csv);
+  Model model;
+  UiState ui;
+  InitGuiState(o, model, ui);
+  model.WaitIdle();
+  model.Update();
+  if (tile) tile->Write(TileCsv(model));
+  if (history) history->Write(HistoryCsv(model));
+  files.Commit();
+  std::fprintf(stderr, "wrote the step %lld (%s) of N = %d%s%s\n", static_cast<long long>(model.step()),
+               std::string(PhaseName(model.state().info.phase)).c_str(), model.problem().n,
+               tile ? (": " + o.tile_csv).c_str() : "", history ? (", " + o.history_csv).c_str() : "");
+  return 0;
+}
+
+// "A:B" (inclusive) within [0, count); the tile iteration around `around` when empty.
+std::pair<std::int64_t, std::int64_t> StepRange(const std::string& text, const Model& model, std::int64_t around) {
+  const std::int64_t last = model.step_count() - 1;
+  if (text.empty()) {
+    const Schedule& s = model.schedule();
+    std::int64_t begin = 0, end = last;
+    for (std::int64_t t = 0; t < s.tile_iteration_count(); ++t) {
+      const std::int64_t start = s.TileIterationStart(t);
+      if (start <= std::max<std::int64_t>(around, 0)) begin = start;
+      else {
+        end = start - 1;
+        break;
+      }
+    }
+    if (s.tile_iteration_count() == 0) begin = 0;
+    return {begin, std::max(begin, end)};
+  }
+  const std::size_t colon = text.find(':');
+  char* end_a = nullptr;
+  char* end_b = nullptr;
+  const long long a = std::strtoll(text.c_str(), &end_a, 10);
+  const long long b = colon == std::string::npos ? -1 : std::strtoll(text.c_str() + colon + 1, &end_b, 10);
+  if (colon == std::string::npos || end_a != text.c_str() + colon || !end_b || *end_b != '\0' || a < 0 || b < a ||
+      b > last)
+    throw UsageError(Sprintf("--steps %s: expected A:B with 0 ≤ A ≤ B ≤ %lld", text.c_str(), static_cast<long long>(last)));
+  return {a, b};
+}
+
+int RunRecord(const GuiOptions& o) {
+  const auto format = AnimationFormatFor(o.record);
+  if (!format) throw UsageError("--record " + o.record + ": the file name must end in .gif or .mp4");
+  if (const std::string reason = AnimationUnavailableReason(*format); !reason.empty()) throw InputError(reason);
+  GlBackend backend = GlBackend::kAuto;
+  if (!ParseGlBackend(o.gl, &backend)) throw UsageError("--gl " + o.gl + ": expected auto, egl or glfw");
+  CommandFiles files;
+  for (const std::string* input : {&o.problem.input, &o.session})
+    if (!input->empty()) files.AddInput(*input);
+  OutputFile& out = files.AddOutput(o.record);
+  std::string error;
+  auto context = CreateOffscreenContext(backend, &error);
+  if (!context) throw InputError("no offscreen OpenGL context: " + error);
+  Model model;
+  UiState ui;
+  InitGuiState(o, model, ui);
+  const auto [first, last] = StepRange(o.steps, model, o.step.value_or(ui.cursor.step));
+  const auto started = std::chrono::steady_clock::now();
+  ImGuiOnGl imgui(nullptr);
+  Framebuffer fbo(o.width, o.height);
+  if (!fbo.complete()) throw InputError(Sprintf("cannot create a %d × %d framebuffer", o.width, o.height));
+  fbo.Bind();
+  auto encoder = OpenAnimationEncoder(*format, o.width, o.height, o.fps);
+  ProgressLine progress("record", "frames", last - first + 1);
+  for (std::int64_t step = first; step <= last; ++step) {
+    ui.cursor.step = step;
+    // Two frames settle the layout at the step; background work (O in HBM) is waited for, as for a screenshot.
+    for (int frame = 0; frame < 2; ++frame) imgui.Frame(model, ui, 1.0 / o.fps, o.width, o.height);
+    if (model.busy()) {
+      model.WaitIdle();
+      imgui.Frame(model, ui, 1.0 / o.fps, o.width, o.height);
+    }
+    glFinish();
+    encoder->Add(fbo.Read());
+    progress.Update(step - first + 1);
+  }
+  progress.Finish();
+  const std::string bytes = encoder->Finish();
+  out.Write(bytes);
+  files.Commit();
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  std::fprintf(stderr, "wrote %s: steps %lld to %lld, %lld frames of %d × %d at %g fps, %s, in %.1f s (%s)\n",
+               o.record.c_str(), static_cast<long long>(first), static_cast<long long>(last),
+               static_cast<long long>(last - first + 1), o.width, o.height, o.fps,
+               HumanBytes(static_cast<double>(bytes.size())).c_str(), seconds, context->description().c_str());
+  return 0;
+}
+
+// ---------------------------------------------------------------------------------------------------------
 // [SECTION] the frame-time benchmark
 // ---------------------------------------------------------------------------------------------------------
 
@@ -442,14 +546,37 @@ bool InteractiveWindow::Frame() {
   p.last = now;
   int fb_width = 0, fb_height = 0;
   glfwGetFramebufferSize(w, &fb_width, &fb_height);
-  // 2-4. New frame, the panels, render.
+  // 2-4. New frame, the panels, render. An export asked for in an earlier frame reads this one back: the frame
+  // that asked still drew the Export dialog.
+  const bool export_png = p.ui.png_export_pending;
   p.imgui->Frame(p.model, p.ui, dt, fb_width, fb_height, nullptr, &p.last_frame);
+  if (export_png) {
+    p.ui.png_export_pending = false;
+    RgbaImage image = ReadWindowPixels(fb_width, fb_height);
+    if (p.ui.export_kind == static_cast<int>(ExportKind::kCentrePng)) {
+      int win_w = 1, win_h = 1;
+      glfwGetWindowSize(w, &win_w, &win_h);
+      image = CropImage(image, p.last_frame.centre, static_cast<float>(fb_width) / static_cast<float>(win_w),
+                        static_cast<float>(fb_height) / static_cast<float>(win_h));
+    }
+    try {
+      WriteWholeFile(p.ui.export_path, EncodePng(image));
+      SetStatus(p.ui, Sprintf("wrote %s (%d × %d)", p.ui.export_path.c_str(), image.width, image.height));
+    } catch (const InputError& e) {
+      SetStatus(p.ui, e.what(), true);
+    }
+  }
   // 5. Swap.
   glfwSwapBuffers(w);
   return true;
 }
 
 int RunGui(const GuiOptions& o) {
+  const int modes = !o.screenshot.empty() + (o.bench_frames > 0) + !o.record.empty() +
+                    (!o.tile_csv.empty() || !o.history_csv.empty());
+  if (modes > 1) throw UsageError("--screenshot, --bench-frames, --record and the CSV exports are one at a time");
+  if (!o.record.empty()) return RunRecord(o);
+  if (!o.tile_csv.empty() || !o.history_csv.empty()) return RunCsvExport(o);
   if (!o.screenshot.empty()) return RunScreenshot(o);
   if (o.bench_frames > 0) return RunBenchFrames(o);
   InteractiveWindow window(o);

@@ -28,6 +28,11 @@ struct GuiOptions {
   int bench_frames = 0;
   std::string theme = "dark";
   bool present = false;  // --present: presentation mode
+  // Exports without a window: an animation of a step range, CSVs of the tile and of the m/ℓ history.
+  std::string record;          // --record FILE.gif|FILE.mp4
+  std::string steps;           // --steps A:B (default: the tile iteration of the starting step)
+  double fps = 4;              // --fps: frames (steps) per second of the animation
+  std::string tile_csv, history_csv;  // --tile-csv FILE, --history-csv FILE
   std::string gl = "auto";  // offscreen context: auto (EGL, then a hidden GLFW window), egl, glfw
 };
 

@@ -12,6 +12,7 @@
 
 #include "app/io/hw4_file.h"
 #include "tests/viz/headless.h"
+#include "viz/export.h"
 #include "viz/lessons.h"
 #include "viz/panels/lesson_panel.h"
 #include "viz/frame_report.h"
@@ -209,6 +210,32 @@ TEST_F(Controller, ALessonWalksWithPageDownAndPageUp) {
   for (int k = 0; k < 3; ++k) Frame();
   EXPECT_FALSE(model.problem().causal);
   EXPECT_EQ(model.step(), model.step_count() - 1);
+}
+
+// The Export dialog's CSVs go through the request queue: the tile at the current step, whole or not at all.
+TEST_F(Controller, ExportWritesTheTileAndTheHistoryAsCsv) {
+  ui.cursor.step = 7;  // update_stats of tile pair (0, 0): every column of the tile is filled in
+  Frame();
+  const std::string path = (std::filesystem::temp_directory_path() / "flashviz_controller_tile.csv").string();
+  ui.export_kind = static_cast<int>(ExportKind::kTileCsv);
+  ui.export_path = path;
+  ui.requests.Push(UiRequest::kExport);
+  Frame();
+  EXPECT_EQ(ui.status, "wrote " + path);
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  ASSERT_NE(f, nullptr);
+  char line[200] = {};
+  ASSERT_NE(std::fgets(line, sizeof(line), f), nullptr);
+  EXPECT_STREQ(line, "row,key,S,P,m_tile,l_tile,m,l,alpha\n");
+  ASSERT_NE(std::fgets(line, sizeof(line), f), nullptr);
+  EXPECT_EQ(std::string(line).rfind("0,0,", 0), 0u) << line;
+  EXPECT_EQ(std::string(line).find(",,"), std::string::npos) << "a column left empty at update_stats: " << line;
+  std::fclose(f);
+  std::filesystem::remove(path);
+  ui.export_path = "/nonexistent-dir/tile.csv";
+  ui.requests.Push(UiRequest::kExport);
+  Frame();
+  EXPECT_TRUE(ui.status_is_error) << ui.status;
 }
 
 TEST_F(Controller, Hw4FilesWithABatchPicker) {

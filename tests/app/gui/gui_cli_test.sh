@@ -66,4 +66,34 @@ expect_error "bad theme" --theme pink
 expect_error "bad scale" --ui-scale 9
 expect_error "missing input" --input "$work/none.bin"
 expect_error "unwritable output" --n 8 --d 4 --screenshot /nonexistent-dir/x.png
+expect_error "an unknown lesson" --lesson nope
+expect_error "a lesson stop past the end" --lesson first-lesson:99
+
+# Exports without a window: animations of a step range (GIF and MP4 by their magic bytes), CSVs of the tile and
+# of the m/ℓ history; exit 2 for a usage error, nothing left behind.
+for format in gif mp4; do
+  "$flashviz" --n 8 --d 4 --br 2 --bc 2 --steps 3:6 --width 320 --height 200 --record "$work/a.$format" \
+    > /dev/null 2> "$work/record.log" || fail "--record $format: $(cat "$work/record.log")"
+  grep -q "4 frames of 320 × 200" "$work/record.log" || fail "--record $format said: $(cat "$work/record.log")"
+done
+[ "$(head -c 6 "$work/a.gif")" = "GIF89a" ] || fail "a.gif is not a GIF"
+[ "$(head -c 8 "$work/a.mp4" | tail -c 4)" = "ftyp" ] || fail "a.mp4 is not an MP4"
+"$flashviz" --n 8 --d 4 --br 2 --bc 2 --step 5 --tile-csv "$work/tile.csv" --history-csv "$work/history.csv" \
+  2> /dev/null || fail "--tile-csv"
+[ "$(head -1 "$work/tile.csv")" = "row,key,S,P,m_tile,l_tile,m,l,alpha" ] || fail "tile CSV header"
+[ "$(wc -l < "$work/tile.csv")" -eq 5 ] || fail "tile CSV: $(wc -l < "$work/tile.csv") lines for a 2 × 2 tile"
+[ "$(head -1 "$work/history.csv")" = "row,j,m,l" ] || fail "history CSV header"
+usage() {  # usage WHAT ARGS...: exit status 2, no file left
+  local what=$1
+  shift
+  "$flashviz" "$@" > /dev/null 2>&1
+  [ $? -eq 2 ] || fail "$what: exit status is not 2"
+  [ -e "$work/u.gif" ] && fail "$what: left u.gif"
+  return 0
+}
+usage "--record to a PNG" --record "$work/u.png"
+usage "--steps without --record" --steps 1:2
+usage "--steps past the end" --n 8 --d 4 --steps 0:100000 --record "$work/u.gif"
+usage "--steps backwards" --n 8 --d 4 --steps 5:2 --record "$work/u.gif"
+usage "two exports at once" --n 8 --d 4 --record "$work/u.gif" --screenshot "$work/u.png"
 echo "gui CLI: all checks passed"

@@ -18,13 +18,16 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <string>
 #include <thread>
 
 #include "app/gui/gui_app.h"
+#include "kernels/common/format.h"
 
 // Xlib last: its macros (None, True, False, Status, ...) would clash with the headers above.
 #include <X11/Xlib.h>
@@ -215,6 +218,34 @@ TEST_F(RealInput, ArrowsHomeEndAndSpaceDriveTheCursor) {
       << "Space did not start playback";
   Tap(XK_space);
   EXPECT_TRUE(FramesUntil([&] { return !ui().cursor.playing; })) << "Space did not pause";
+}
+
+// Ctrl+E opens the Export dialog with the window's PNG proposed; Enter writes it, from the frame after the dialog
+// closed, at the framebuffer's size.
+TEST_F(RealInput, CtrlEThenEnterWritesTheWindowAsAPng) {
+  const std::filesystem::path before = std::filesystem::current_path();
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "flashviz_export_test";
+  std::filesystem::create_directories(dir);
+  std::filesystem::current_path(dir);
+  const std::filesystem::path png = dir / Sprintf("flashviz-step-%lld.png", static_cast<long long>(ui().cursor.step));
+  std::filesystem::remove(png);
+  Tap(XK_e, XK_Control_L);
+  FramesUntil([] { return false; }, 5);  // the dialog appears and takes the keyboard
+  Tap(XK_Return);
+  const bool written = FramesUntil([&] { return std::filesystem::exists(png); });
+  std::filesystem::current_path(before);
+  ASSERT_TRUE(written) << "no " << png << "; status: " << ui().status;
+  EXPECT_EQ(ui().status.rfind("wrote", 0), 0u) << ui().status;
+  std::FILE* f = std::fopen(png.c_str(), "rb");
+  ASSERT_NE(f, nullptr);
+  unsigned char header[24] = {};
+  ASSERT_EQ(std::fread(header, 1, 24, f), 24u);
+  std::fclose(f);
+  const int width = (header[16] << 24) | (header[17] << 16) | (header[18] << 8) | header[19];
+  int fb_width = 0, fb_height = 0;
+  glfwGetFramebufferSize(window_->window(), &fb_width, &fb_height);
+  EXPECT_EQ(width, fb_width);
+  std::filesystem::remove_all(dir);
 }
 
 TEST_F(RealInput, NumberKeysSwitchTheCentreTabs) {
