@@ -264,13 +264,23 @@ class ImGuiOnGl {
 // [SECTION] one offscreen frame
 // ---------------------------------------------------------------------------------------------------------
 
-int RunScreenshot(const GuiOptions& o) {
-  GlBackend backend = GlBackend::kAuto;
-  if (!ParseGlBackend(o.gl, &backend)) throw UsageError("--gl " + o.gl + ": expected auto, egl or glfw");
-  // The PNG may be neither the HW4 input nor the session the frame is made from; checked before rendering.
-  CommandFiles files;
+// The files a headless run reads (an HW4 input, a session), so that no output of the run may be one of them.
+void AddInputs(const GuiOptions& o, CommandFiles& files) {
   for (const std::string* input : {&o.problem.input, &o.session})
     if (!input->empty()) files.AddInput(*input);
+}
+
+GlBackend ParsedGlBackend(const GuiOptions& o) {
+  GlBackend backend = GlBackend::kAuto;
+  if (!ParseGlBackend(o.gl, &backend)) throw UsageError("--gl " + o.gl + ": expected auto, egl or glfw");
+  return backend;
+}
+
+int RunScreenshot(const GuiOptions& o) {
+  const GlBackend backend = ParsedGlBackend(o);
+  // The PNG may be neither the HW4 input nor the session the frame is made from; checked before rendering.
+  CommandFiles files;
+  AddInputs(o, files);
   OutputFile& png = files.AddOutput(o.screenshot);
   const OffscreenFrame frame = RenderOffscreenFrame(o, backend);
   png.Write(EncodePng(frame.image));
@@ -289,8 +299,7 @@ int RunScreenshot(const GuiOptions& o) {
 
 int RunCsvExport(const GuiOptions& o) {
   CommandFiles files;
-  for (const std::string* input : {&o.problem.input, &o.session})
-    if (!input->empty()) files.AddInput(*input);
+  AddInputs(o, files);
   OutputFile* tile = o.tile_csv.empty() ? nullptr : &files.AddOutput(o.tile_csv);
   OutputFile* history = o.history_csv.empty() ? nullptr : &files.AddOutput(o.history_csv);
   Model model;
@@ -339,11 +348,9 @@ int RunRecord(const GuiOptions& o) {
   const auto format = AnimationFormatFor(o.record);
   if (!format) throw UsageError("--record " + o.record + ": the file name must end in .gif or .mp4");
   if (const std::string reason = AnimationUnavailableReason(*format); !reason.empty()) throw InputError(reason);
-  GlBackend backend = GlBackend::kAuto;
-  if (!ParseGlBackend(o.gl, &backend)) throw UsageError("--gl " + o.gl + ": expected auto, egl or glfw");
+  const GlBackend backend = ParsedGlBackend(o);
   CommandFiles files;
-  for (const std::string* input : {&o.problem.input, &o.session})
-    if (!input->empty()) files.AddInput(*input);
+  AddInputs(o, files);
   OutputFile& out = files.AddOutput(o.record);
   std::string error;
   auto context = CreateOffscreenContext(backend, &error);
