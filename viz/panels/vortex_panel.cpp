@@ -842,7 +842,17 @@ void DrawVortexPanel(const Model& model, UiState& ui) {
                      : "The fragments of mma_sync: A in f0–f7, B in f10–f17, the accumulator in f24–f31, two fp16 per "
                        "register for A and B. Hatched: registers that hold only the zero padding of K in every lane. "
                        "The row scalars of thread r (rowmax, m_new, ℓ_new, α, β) use the free registers.");
-    DrawRegisterFile(m, v, shown, shown_row, shown_active, pal, right_w);
+    // The TCU program exists for d = 8 only: at another d its fragments would show columns that do not exist.
+    const bool tcu_elsewhere = st.mode == vortex::Mode::kTcu && m.request.d != vortex::kTcuTile;
+    if (tcu_elsewhere) {
+      ImGui::PushTextWrapPos(0);
+      MathTextColored(pal.dim, Sprintf("Not drawn: the TCU program's registers hold 8 × 8 fragments of d = %d; at "
+                                       "d = %d it does not run (see the verdict above).",
+                                       vortex::kTcuTile, m.request.d).c_str());
+      ImGui::PopTextWrapPos();
+    } else {
+      DrawRegisterFile(m, v, shown, shown_row, shown_active, pal, right_w);
+    }
     SectionTitle("Local memory per core",
                  "Each core's local memory (the program's \"SRAM\") at its byte offsets: the regions of every block "
                  "resident on the core. Filled: holds data in this phase; framed bright: written now; thin frame: read "
@@ -850,7 +860,7 @@ void DrawVortexPanel(const Model& model, UiState& ui) {
     DrawLocalMemory(m, v, pal, right_w);
     ImGui::EndTable();
   }
-  if (st.mode == vortex::Mode::kTcu) {
+  if (st.mode == vortex::Mode::kTcu && m.request.d == vortex::kTcuTile) {
     ImGui::Separator();
     DrawTcuFragments(model, m, v, ui, pal, avail);
   }
