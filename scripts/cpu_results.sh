@@ -33,8 +33,8 @@ if [[ $parts == *,frames,* ]]; then
   # Each line: the options after `flashviz`, then what --bench-frames printed of the frame time and of its UI
   # and model part, separated by tabs.
   problem="--n 1024 --d 64 --sram 49152 --bench-frames 300"
-  : > "$out/frames.txt"
-  for extra in "" "--width 1920 --height 1080" "--panel traffic" "--order q"; do
+  echo "# load average before: $(cut -d' ' -f1-3 /proc/loadavg)" > "$out/frames.txt"
+  for extra in "" "--width 1920 --height 1080" "--panel traffic" "--order q" "--bench-transitions"; do
     size=$extra
     [[ $extra == *--width* ]] || size="$extra --width 1280 --height 720"
     line=$(xvfb-run -a -s "-screen 0 1920x1080x24" "$bin" $problem $size 2>&1 | grep -E '^(frame time|of which)' |

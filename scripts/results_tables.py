@@ -237,21 +237,21 @@ def gpu_check_summary():
 
 def gui_frames():
     """--bench-frames under Xvfb and llvmpipe on the machine without a GPU, and through EGL on the GPU."""
-    machine = text(f"{CPU_RUN}/machine.txt")
-    cpu = re.search(r"^cpu: (.*)$", machine, re.M)[1]
-    load = re.search(r"^load average before: (\S+)", machine, re.M)[1]
+    cpu = re.search(r"^cpu: (.*)$", text(f"{CPU_RUN}/machine.txt"), re.M)[1]
+    frames = text(f"{CPU_RUN}/frames.txt")
+    load = re.search(r"^# load average before: (\S+)", frames, re.M)[1]
     out = ["| where | command | median | p95 |", "|---|---|---|---|"]
-    for i, line in enumerate(text(f"{CPU_RUN}/frames.txt").splitlines()):
-        options, result = line.split("\t")
+    for i, line in enumerate(line for line in frames.splitlines() if not line.startswith("#")):
+        options, result = line.split("\t")[:2]  # then the UI-and-model part, not tabled
         where = f"{cpu}, Xvfb + Mesa llvmpipe, load ≈ {float(load):.1f}" if i == 0 else "same"
         command = f'`xvfb-run -a -s "-screen 0 1920x1080x24" flashviz {options}`'
         out.append(f"| {where} | {command} | " + " | ".join(frame_cells(result)) + " |")
     summary = gpu_check_summary()
     gpu = re.search(r"^(NVIDIA [^,]+),", summary, re.M)[1]
     command = re.search(r"^(--bench-frames: .*|bench-frames: .*)$", summary, re.M)
-    frames = re.search(r"^frame time: .*$", summary, re.M)[0]
+    gpu_frames = re.search(r"^frame time: .*$", summary, re.M)[0]
     out.append(f"| {gpu}, EGL (no display) | `flashviz --n 1024 --d 64 --sram 49152 --step 2000 --width 1920 "
-               f"--height 1080 --gl egl --bench-frames 300` | " + " | ".join(frame_cells(frames)) + " |")
+               f"--height 1080 --gl egl --bench-frames 300` | " + " | ".join(frame_cells(gpu_frames)) + " |")
     return out
 
 

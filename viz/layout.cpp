@@ -94,6 +94,10 @@ void DrawMenuBar(UiState& ui, MenuRequests& requests) {
       ui.appearance.theme = Theme::kLight;
       ui.requests.Push(UiRequest::kRebuildStyle);
     }
+    if (ImGui::MenuItem("Animate transitions", nullptr, ui.appearance.animate)) ui.appearance.animate = !ui.appearance.animate;
+    if (ImGui::IsItemHovered())
+      MathTooltip("One step forward at a watchable pace slides m_i and ℓ_i (α shrinks the old ℓ_i first), fades P~_ij "
+                  "in over S_ij and moves loads and write-backs along the traffic arrows; off: every step is a cut");
     if (ImGui::MenuItem("Presentation mode", "Ctrl+L", ui.appearance.presentation)) {
       ui.appearance.presentation = !ui.appearance.presentation;
       ui.requests.Push(UiRequest::kRebuildStyle);

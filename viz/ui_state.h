@@ -111,6 +111,11 @@ struct CursorState {
   std::int64_t jump_fields_step = -1;     // the step the fields last followed (they follow every move)
   std::string jump_error;
   int selected_row = -1;  // query row shown in the O_i view (−1: the first row of the current tile)
+  // The animation between the step before and this one (one step forward, at a watchable speed): progress in
+  // [0, 1] over `transition_seconds`; 1 when there is none (a jump, a scrub, fast playback, animations off).
+  double transition = 1.0;
+  double transition_seconds = 0.3;
+  std::int64_t transition_step = -1;  // the step the transition leads to
   // What the mouse pointed at in the last frame (global row and key column, −1: none): other views
   // highlight the same row and column.
   int hover_row = -1, hover_col = -1;
@@ -124,6 +129,7 @@ struct Appearance {
   // fold into narrow strips that open on hover or F2, a ring marks the hovered cell for the room.
   bool presentation = false;
   bool side_columns_open = false;  // presentation mode: the side columns at full width (F2), not folded
+  bool animate = true;             // transitions between steps (View → Animate transitions)
 };
 
 struct UiState {
@@ -159,6 +165,13 @@ struct UiState {
   bool status_is_error = false;  // drawn in the "bad" colour and kept longer
   double status_time = -1.0;
 };
+
+// The eased progress of the step's transition (smoothstep of ui.cursor.transition), 1 when there is none.
+inline double TransitionEase(const UiState& ui) {
+  const double t = std::clamp(ui.cursor.transition, 0.0, 1.0);
+  return t * t * (3 - 2 * t);
+}
+inline bool InTransition(const UiState& ui) { return ui.cursor.transition < 1.0; }
 
 // The state of panel `panel_id`, of the type its header declares; a default one the first time.
 template <typename State>

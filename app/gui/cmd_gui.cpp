@@ -36,11 +36,16 @@ void AddGuiCommand(CLI::App& app, CommandList& commands) {
   cmd->add_option("--ui-scale", o->ui_scale, "scale of text and widgets (default 1, or the monitor's)");
   cmd->add_option("--bench-frames", o->bench_frames,
                   "render this many frames, moving one phase per frame, and print the median and p95 frame time");
+  cmd->add_flag("--bench-transitions", o->bench_transitions,
+                "with --bench-frames: one step every 4 frames, every frame drawn inside the step's transition");
   cmd->add_option("--theme", o->theme, "dark or light")->check(CLI::IsMember({"dark", "light"}));
   cmd->add_option("--record", o->record,
                   "write an animation of --steps (one frame per step) to FILE.gif or FILE.mp4 and exit (no window)");
   cmd->add_option("--steps", o->steps, "A:B, the steps --record draws (default: the tile iteration of --step)");
-  cmd->add_option("--fps", o->fps, "frames per second of --record (default 4, the playback speed)");
+  cmd->add_option("--fps", o->fps, "steps per second of --record (default 4, the playback speed)");
+  cmd->add_option("--transition-frames", o->transition_frames,
+                  "frames per step in --record: the transition from the step before (default 4; 1: cuts only)")
+      ->check(CLI::Range(1, 30));
   cmd->add_option("--tile-csv", o->tile_csv, "write the tile at --step as CSV (S, P~, m~, ℓ~, m, ℓ, α) and exit");
   cmd->add_option("--history-csv", o->history_csv, "write m_i, ℓ_i after each K/V tile at --step as CSV and exit");
   cmd->add_flag("--present", o->present,

@@ -291,11 +291,27 @@ void ApplyStyle(UiState& ui, const std::function<void()>& upload_fonts) {
   if (upload_fonts) upload_fonts();
 }
 
+void UpdateTransition(const Model& model, UiState& ui, double dt) {
+  CursorState& c = ui.cursor;
+  if (c.transition_step != model.step()) {
+    // One step forward at a watchable pace animates; a jump, a scrub or fast playback shows the step at once.
+    const double steps_per_second = !c.playing ? 0.0 : c.play_unit == StepUnit::kPhase ? c.speed : 1e9;
+    const bool one_forward = c.transition_step >= 0 && model.step() == c.transition_step + 1;
+    c.transition = ui.appearance.animate && one_forward && steps_per_second <= 8.0 ? 0.0 : 1.0;
+    // The transition takes most of a playback tick (0.4 s at most), 0.3 s for a step by hand.
+    c.transition_seconds = c.playing ? std::min(0.4, 0.75 / std::max(steps_per_second, 0.25)) : 0.3;
+    c.transition_step = model.step();
+  } else if (c.transition < 1.0) {
+    c.transition = std::min(1.0, c.transition + dt / c.transition_seconds);
+  }
+}
+
 void RunUiFrame(Model& model, UiState& ui, double dt) {
   model.Update();
   HandleKeyboard(model, ui);
   AdvancePlayback(model, ui, dt);
   ApplyRequests(model, ui);
+  UpdateTransition(model, ui, dt);
   DrawUi(model, ui);
   ApplyRequests(model, ui);
   // Errors stay long enough to be read in full; the confirmations of a save or a load go sooner.

@@ -31,6 +31,9 @@ void ApplyRequests(Model& model, UiState& ui);
 // Rebuilds the fonts and the style when UiRequest::kRebuildStyle is queued; call before ImGui::NewFrame. `upload_fonts`
 // gives the renderer the new font atlas.
 void ApplyStyle(UiState& ui, const std::function<void()>& upload_fonts);
+// Starts the transition of a step reached one step forward at a watchable pace, or advances the running one
+// by `dt` seconds (ui.cursor.transition); RunUiFrame calls it.
+void UpdateTransition(const Model& model, UiState& ui, double dt);
 // One frame of UI between ImGui::NewFrame and ImGui::Render.
 void RunUiFrame(Model& model, UiState& ui, double dt);
 

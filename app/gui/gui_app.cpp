@@ -364,18 +364,30 @@ int RunRecord(const GuiOptions& o) {
   Framebuffer fbo(o.width, o.height);
   if (!fbo.complete()) throw InputError(Sprintf("cannot create a %d × %d framebuffer", o.width, o.height));
   fbo.Bind();
-  auto encoder = OpenAnimationEncoder(*format, o.width, o.height, o.fps);
-  ProgressLine progress("record", "frames", last - first + 1);
+  // Each step after the first is `transition_frames` frames: the transition from the step before, as playback
+  // draws it (a step by hand takes 0.3 s, so frame k of K is drawn k/K of the way through).
+  const int per_step = ui.appearance.animate ? o.transition_frames : 1;
+  auto encoder = OpenAnimationEncoder(*format, o.width, o.height, o.fps * per_step);
+  constexpr double kStepSeconds = 0.3;
+  ProgressLine progress("record", "steps", last - first + 1);
+  std::int64_t frames = 0;
   for (std::int64_t step = first; step <= last; ++step) {
     ui.cursor.step = step;
-    // Two frames settle the layout at the step; background work (O in HBM) is waited for, as for a screenshot.
-    for (int frame = 0; frame < 2; ++frame) imgui.Frame(model, ui, 1.0 / o.fps, o.width, o.height);
-    if (model.busy()) {
+    // A frame reaches the step (and starts its transition); the first step settles the layout and waits for the
+    // background work (O in HBM), as a screenshot does.
+    imgui.Frame(model, ui, 0.0, o.width, o.height);
+    if (step == first) {
+      imgui.Frame(model, ui, 0.0, o.width, o.height);
       model.WaitIdle();
-      imgui.Frame(model, ui, 1.0 / o.fps, o.width, o.height);
+      ui.cursor.transition = 1.0;
     }
-    glFinish();
-    encoder->Add(fbo.Read());
+    const int count = step == first ? 1 : per_step;
+    for (int k = 1; k <= count; ++k) {
+      imgui.Frame(model, ui, count == 1 ? kStepSeconds : kStepSeconds / count, o.width, o.height);
+      glFinish();
+      encoder->Add(fbo.Read());
+      ++frames;
+    }
     progress.Update(step - first + 1);
   }
   progress.Finish();
@@ -385,7 +397,7 @@ int RunRecord(const GuiOptions& o) {
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   std::fprintf(stderr, "wrote %s: steps %lld to %lld, %lld frames of %d × %d at %g fps, %s, in %.1f s (%s)\n",
                o.record.c_str(), static_cast<long long>(first), static_cast<long long>(last),
-               static_cast<long long>(last - first + 1), o.width, o.height, o.fps,
+               static_cast<long long>(frames), o.width, o.height, o.fps * per_step,
                HumanBytes(static_cast<double>(bytes.size())).c_str(), seconds, context->description().c_str());
   return 0;
 }
@@ -423,6 +435,8 @@ int RunBenchFrames(const GuiOptions& o) {
   // Every frame moves the cursor one phase, so each frame pays for a fresh StepState (the playback case).
   constexpr int kWarmUp = 5;
   std::vector<double> ms, ui_ms;
+  int in_transition = 0;  // measured frames drawn inside a step's transition
+  if (o.bench_transitions) ui.appearance.animate = true;
   ms.reserve(static_cast<std::size_t>(o.bench_frames));
   ui_ms.reserve(static_cast<std::size_t>(o.bench_frames));
   double dt = 1.0 / 60.0;
@@ -433,9 +447,13 @@ int RunBenchFrames(const GuiOptions& o) {
       glfwPollEvents();
       glfwGetFramebufferSize(window, &w, &h);
     }
-    ui.cursor.step = model.step() + 1 < model.step_count() ? model.step() + 1 : 0;
+    // Playback moves one phase a frame; --bench-transitions one every 4 frames, each drawn inside the transition
+    // (a step by hand takes 0.3 s: 0.075 s a frame is a quarter of it).
+    const bool next_step = !o.bench_transitions || frame % 4 == 0;
+    if (next_step) ui.cursor.step = model.step() + 1 < model.step_count() ? model.step() + 1 : 0;
     double frame_ui_ms = 0;
-    imgui.Frame(model, ui, dt, w, h, &frame_ui_ms);
+    imgui.Frame(model, ui, o.bench_transitions ? 0.075 : dt, w, h, &frame_ui_ms);
+    if (frame >= kWarmUp && InTransition(ui)) ++in_transition;
     glFinish();  // count the rasterization too (llvmpipe renders lazily)
     if (window) glfwSwapBuffers(window);
     const auto t1 = std::chrono::steady_clock::now();
@@ -451,6 +469,7 @@ int RunBenchFrames(const GuiOptions& o) {
               o.bench_frames, kWarmUp, o.width, o.height, model.problem().n, model.problem().d, model.problem().br,
               model.problem().bc, std::string(LoopOrderName(model.problem().order)).c_str());
   std::printf("renderer: %s\n", context->description().c_str());
+  if (o.bench_transitions) std::printf("frames inside a transition: %d of %d\n", in_transition, o.bench_frames);
   std::printf("frame time: median %.2f ms (%.1f fps), p95 %.2f ms (%.1f fps)\n", median, 1000.0 / median, p95,
               1000.0 / p95);
   std::printf("of which UI and model (before GL): median %.2f ms, p95 %.2f ms\n", Percentile(ui_ms, 0.5),
@@ -546,7 +565,7 @@ bool InteractiveWindow::Frame() {
     glfwWaitEventsTimeout(0.25);
     return true;
   }
-  if (p.ui.cursor.playing || p.model.busy() || p.imgui->input_pending()) glfwPollEvents();
+  if (p.ui.cursor.playing || p.model.busy() || p.imgui->input_pending() || InTransition(p.ui)) glfwPollEvents();
   else glfwWaitEventsTimeout(0.1);
   const auto now = std::chrono::steady_clock::now();
   const double dt = std::chrono::duration<double>(now - p.last).count();

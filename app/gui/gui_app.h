@@ -26,12 +26,14 @@ struct GuiOptions {
   int width = 1280, height = 720;
   std::optional<float> ui_scale;
   int bench_frames = 0;
+  bool bench_transitions = false;  // --bench-transitions: a step every 4 frames, each frame inside its transition
   std::string theme = "dark";
   bool present = false;  // --present: presentation mode
   // Exports without a window: an animation of a step range, CSVs of the tile and of the m/ℓ history.
   std::string record;          // --record FILE.gif|FILE.mp4
   std::string steps;           // --steps A:B (default: the tile iteration of the starting step)
-  double fps = 4;              // --fps: frames (steps) per second of the animation
+  double fps = 4;              // --fps: steps per second of the animation
+  int transition_frames = 4;   // --transition-frames: frames per step, the transition between steps (1: cuts)
   std::string tile_csv, history_csv;  // --tile-csv FILE, --history-csv FILE
   std::string gl = "auto";  // offscreen context: auto (EGL, then a hidden GLFW window), egl, glfw
 };

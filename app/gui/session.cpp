@@ -129,6 +129,7 @@ std::string SessionToJson(const UiState& ui, std::int64_t step) {
                   {"theme", ThemeName(ui.appearance.theme)},
                   {"ui_scale", ui.appearance.ui_scale},
                   {"presentation", ui.appearance.presentation},
+                  {"animate", ui.appearance.animate},
                   {"speed", ui.cursor.speed},
                   {"play_unit", ui.cursor.play_unit == StepUnit::kPhase ? "phase" : "tile"}};
   // The panels' own choices: the Vortex machine and view, the live GPU view's kernel and switches.
@@ -201,6 +202,7 @@ std::int64_t SessionFromJson(const std::string& text, const std::string& name, U
         static_cast<float>(std::clamp(read.Real(s, "ui_scale", 1.0, -kAnyFinite, kAnyFinite), 0.5, 4.0));
     // "large_font" is what sessions before presentation mode called it.
     next.appearance.presentation = read.Bool(s, "presentation", read.Bool(s, "large_font", false));
+    next.appearance.animate = read.Bool(s, "animate", true);
     next.cursor.speed =
         static_cast<float>(std::clamp(read.Real(s, "speed", 4.0, -kAnyFinite, kAnyFinite), 0.25, 240.0));
     const std::string play_unit = read.String(s, "play_unit", "phase");

@@ -215,8 +215,28 @@ void DrawStatisticsPanel(const Model& model, UiState& ui) {
   const ScreenRect m_area{ImVec2(p0.x, p0.y + header_h), ImVec2(p0.x + col_w, p0.y + header_h + bars_h)};
   const ScreenRect l_area{ImVec2(p0.x + col_w + ImGui::GetStyle().ItemSpacing.x, m_area.min.y),
                           ImVec2(p0.x + avail.x, m_area.max.y)};
-  DrawBars(dl, m_area, s.rows, row_h, t.m, t.m_prev, mr.lo - m_pad, mr.hi + m_pad, flagged, highlight);
-  DrawBars(dl, l_area, s.rows, row_h, t.l, t.l_prev, 0.0, lr.hi * 1.08, flagged, highlight);
+  // During the step's transition the bars slide from the step before: m_i to its new maximum, and ℓ_i, where
+  // this step rescales it, first shrinks to α·ℓ_old, then grows by the tile's share.
+  std::vector<double> m_shown = t.m, l_shown = t.l;
+  const StepState* before = model.previous();
+  if (InTransition(ui) && before && before->info.i == s.info.i && before->tile.m.size() == t.m.size() &&
+      before->tile.l.size() == t.l.size()) {
+    const double e = TransitionEase(ui);
+    const auto lerp = [](double a, double b, double f) { return a + (b - a) * f; };
+    for (std::size_t r = 0; r < t.m.size(); ++r) {
+      const double m_old = before->tile.m[r], l_old = before->tile.l[r];
+      if (Finite(m_old) && Finite(t.m[r])) m_shown[r] = lerp(m_old, t.m[r], e);
+      if (!Finite(l_old) || !Finite(t.l[r]) || l_old == t.l[r]) continue;
+      if (r < t.alpha.size() && Finite(t.alpha[r])) {
+        const double shrunk = t.alpha[r] * l_old;
+        l_shown[r] = e < 0.5 ? lerp(l_old, shrunk, 2 * e) : lerp(shrunk, t.l[r], 2 * e - 1);
+      } else {
+        l_shown[r] = lerp(l_old, t.l[r], e);
+      }
+    }
+  }
+  DrawBars(dl, m_area, s.rows, row_h, m_shown, t.m_prev, mr.lo - m_pad, mr.hi + m_pad, flagged, highlight);
+  DrawBars(dl, l_area, s.rows, row_h, l_shown, t.l_prev, 0.0, lr.hi * 1.08, flagged, highlight);
   if (row_h >= ImGui::GetFontSize())
     for (int r = 0; r < s.rows; ++r) {
       const auto k = static_cast<std::size_t>(r);

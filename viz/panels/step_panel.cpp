@@ -414,9 +414,12 @@ void DrawMatrixLabels(const Model& m, const StepLayout& L) {
 // ---------------------------------------------------------------------------------------------------------
 
 // One tile grid with its per-row statistic beside it; numbers inside cells when they fit.
+// `fade_from`: while the step's transition runs, those values (S_ij under P~_ij at exp) are drawn over the grid
+// and fade out, so P~_ij appears in place of S_ij.
 void DrawTileGrid(const Model& m, UiState& ui, const char* id, ScreenRect area, const std::vector<double>* values,
                   const ColorScale& scale, bool is_p, const std::vector<double>& row_stat, const char* stat_name,
-                  Hovered& hovered) {
+                  Hovered& hovered, const std::vector<double>* fade_from = nullptr,
+                  const ColorScale& fade_scale = ColorScale::Unit()) {
   const StepState& st = m.state();
   const Palette& pal = GetPalette();
   ImDrawList* dl = ImGui::GetWindowDrawList();
@@ -457,6 +460,11 @@ void DrawTileGrid(const Model& m, UiState& ui, const char* id, ScreenRect area, 
     return;
   }
   DrawImage(dl, TileTexture(m, id, *values, scale), grid_rect);
+  if (fade_from && InTransition(ui) && fade_from->size() == values->size()) {
+    const auto alpha = static_cast<int>(255.0 * (1.0 - TransitionEase(ui)));
+    dl->AddImage(TileTexture(m, (std::string(id) + "-fade").c_str(), *fade_from, fade_scale), grid_rect.min,
+                 grid_rect.max, ImVec2(0, 0), ImVec2(1, 1), IM_COL32(255, 255, 255, alpha));
+  }
   if (cell >= 6) DrawTileLines(dl, grid, 1, 1, pal.grid);
   if (FrameReport* report = CurrentFrameReport()) report->tile_numbers_shown = numbers;
   if (numbers)
@@ -531,9 +539,9 @@ void DrawTileZoom(const Model& m, UiState& ui, const StepLayout& L, Hovered& hov
                "order). Hover a cell for the dot product with its numbers.");
   const float y1 = ImGui::GetCursorScreenPos().y;
   const std::vector<double>* s_values = t.s.empty() ? nullptr : &t.s;
-  DrawTileGrid(m, ui, "zoom-S", Rect(L.zoom.min.x, y1, L.zoom.width(), grid_h), s_values,
-               ColorScale::Symmetric(t.s.empty() ? 1.0 : FiniteAbsMax(t.s)), false, t.m_tile, kv ? "m~_ij" : "max",
-               hovered);
+  const ColorScale s_scale = ColorScale::Symmetric(t.s.empty() ? 1.0 : FiniteAbsMax(t.s));
+  DrawTileGrid(m, ui, "zoom-S", Rect(L.zoom.min.x, y1, L.zoom.width(), grid_h), s_values, s_scale, false, t.m_tile,
+               kv ? "m~_ij" : "max", hovered);
 
   const float y2 = y1 + grid_h + ImGui::GetTextLineHeightWithSpacing() + 4;
   ImGui::SetCursorScreenPos(ImVec2(L.zoom.min.x, y2));
@@ -544,8 +552,10 @@ void DrawTileZoom(const Model& m, UiState& ui, const StepLayout& L, Hovered& hov
                   : "Unnormalized probabilities against the running maximum m_i (already updated at rowmax). P~_ij "
                     "overwrites S_ij in SRAM. The column on the right is rowsum(P~_ij).");
   const float y3 = ImGui::GetCursorScreenPos().y;
+  // At exp, P~_ij appears in place of S_ij: S fades out over it during the step's transition.
+  const bool exp_now = st.info.phase == Phase::kExp && !t.s.empty();
   DrawTileGrid(m, ui, "zoom-P", Rect(L.zoom.min.x, y3, L.zoom.width(), grid_h), t.p.empty() ? nullptr : &t.p,
-               ColorScale::Unit(), true, t.l_tile, kv ? "ℓ~_ij" : "sum", hovered);
+               ColorScale::Unit(), true, t.l_tile, kv ? "ℓ~_ij" : "sum", hovered, exp_now ? &t.s : nullptr, s_scale);
 }
 
 // ---------------------------------------------------------------------------------------------------------

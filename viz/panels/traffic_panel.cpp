@@ -137,7 +137,7 @@ void DrawSramBar(ImDrawList* dl, const Model& m, const ScreenRect& bar) {
   dl->AddRect(bar.min, bar.max, ImGui::GetColorU32(ImGuiCol_Border));
 }
 
-void DrawMemoryChart(const Model& m, const ScreenRect& area, float scale) {
+void DrawMemoryChart(const Model& m, const UiState& ui, const ScreenRect& area, float scale) {
   const StepState& s = m.state();
   const Ledger& now = s.delta;
   const Ledger& total = s.ledger;
@@ -231,6 +231,20 @@ void DrawMemoryChart(const Model& m, const ScreenRect& area, float scale) {
                 "operands", true, scale);
   LabelledArrow(dl, sram.max.x + pad, comp.min.x - pad, yb, false, now.sram_write_bytes, total.sram_write_bytes,
                 "results", false, scale);
+  // The step's transition: what this step loads travels along the HBM → SRAM arrow, what it writes back along
+  // SRAM → HBM, as a tile-shaped block.
+  if (InTransition(ui)) {
+    const float e = static_cast<float>(TransitionEase(ui));
+    const float w = 18 * scale, h = 12 * scale;
+    const auto block = [&](float x, float y) {
+      dl->AddRectFilled(ImVec2(x - w / 2, y - h / 2), ImVec2(x + w / 2, y + h / 2), pal.cursor, 2 * scale);
+      dl->AddRect(ImVec2(x - w / 2, y - h / 2), ImVec2(x + w / 2, y + h / 2), ImGui::GetColorU32(ImGuiCol_Text),
+                  2 * scale);
+    };
+    const float left = hbm.max.x + pad + w / 2, right = sram.min.x - pad - w / 2;
+    if (now.HbmReadBytes() > 0) block(left + (right - left) * e, ya);
+    if (now.HbmWriteBytes() > 0) block(right - (right - left) * e, yb);
+  }
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -355,7 +369,7 @@ void DrawTrafficPanel(const Model& model, UiState& ui) {
                "total (Σ). The counts come from the stepper's loads and stores, edge tiles at their real size.");
   const float chart_h = std::clamp(avail.y * 0.40f, 11.5f * fs, 15.0f * fs);
   const ImVec2 c0 = ImGui::GetCursorScreenPos();
-  DrawMemoryChart(model, {c0, ImVec2(c0.x + avail.x, c0.y + chart_h)}, ui.appearance.ui_scale);
+  DrawMemoryChart(model, ui, {c0, ImVec2(c0.x + avail.x, c0.y + chart_h)}, ui.appearance.ui_scale);
   ImGui::SetCursorScreenPos(ImVec2(c0.x, c0.y + chart_h + ImGui::GetStyle().ItemSpacing.y));
   const float rest_h = origin.y + avail.y - ImGui::GetCursorScreenPos().y;
   const float left_w = std::floor(avail.x * 0.46f);

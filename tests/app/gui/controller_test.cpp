@@ -238,6 +238,34 @@ TEST_F(Controller, ExportWritesTheTileAndTheHistoryAsCsv) {
   EXPECT_TRUE(ui.status_is_error) << ui.status;
 }
 
+// One step forward at a watchable pace starts a transition that runs its course in transition_seconds; a jump,
+// fast playback or animations off show the step at once.
+TEST_F(Controller, TransitionsFollowOneStepForwardOnly) {
+  Frame();
+  Frame(GLFW_KEY_RIGHT);
+  EXPECT_EQ(model.step(), 1);
+  EXPECT_TRUE(InTransition(ui));
+  const double after_two_frames = ui.cursor.transition;
+  UpdateTransition(model, ui, ui.cursor.transition_seconds / 2);
+  EXPECT_NEAR(ui.cursor.transition, after_two_frames + 0.5, 1e-9);
+  UpdateTransition(model, ui, ui.cursor.transition_seconds);
+  EXPECT_EQ(ui.cursor.transition, 1.0);
+  EXPECT_FALSE(InTransition(ui));
+
+  Frame(GLFW_KEY_END);  // a jump
+  EXPECT_FALSE(InTransition(ui));
+  Frame(GLFW_KEY_HOME);
+  ui.appearance.animate = false;
+  Frame(GLFW_KEY_RIGHT);
+  EXPECT_FALSE(InTransition(ui)) << "animations are off";
+  ui.appearance.animate = true;
+  ui.cursor.playing = true;
+  ui.cursor.speed = 60;  // faster than a transition can be watched
+  Frame(-1, false, false, 1.0 / 30);
+  EXPECT_GT(model.step(), 1);
+  EXPECT_FALSE(InTransition(ui)) << "fast playback";
+}
+
 TEST_F(Controller, Hw4FilesWithABatchPicker) {
   Hw4Input input;
   input.b = 3;

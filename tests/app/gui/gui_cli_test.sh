@@ -72,10 +72,14 @@ expect_error "a lesson stop past the end" --lesson first-lesson:99
 # Exports without a window: animations of a step range (GIF and MP4 by their magic bytes), CSVs of the tile and
 # of the m/ℓ history; exit 2 for a usage error, nothing left behind.
 for format in gif mp4; do
-  "$flashviz" --n 8 --d 4 --br 2 --bc 2 --steps 3:6 --width 320 --height 200 --record "$work/a.$format" \
-    > /dev/null 2> "$work/record.log" || fail "--record $format: $(cat "$work/record.log")"
+  "$flashviz" --n 8 --d 4 --br 2 --bc 2 --steps 3:6 --width 320 --height 200 --transition-frames 1 \
+    --record "$work/a.$format" > /dev/null 2> "$work/record.log" || fail "--record $format: $(cat "$work/record.log")"
   grep -q "4 frames of 320 × 200" "$work/record.log" || fail "--record $format said: $(cat "$work/record.log")"
 done
+# With the transitions: the first step, then 4 frames for each of the 3 steps after it.
+"$flashviz" --n 8 --d 4 --br 2 --bc 2 --steps 3:6 --width 320 --height 200 --record "$work/t.gif" \
+  > /dev/null 2> "$work/record.log" || fail "--record with transitions: $(cat "$work/record.log")"
+grep -q "13 frames of 320 × 200 at 16 fps" "$work/record.log" || fail "transitions: $(cat "$work/record.log")"
 [ "$(head -c 6 "$work/a.gif")" = "GIF89a" ] || fail "a.gif is not a GIF"
 [ "$(head -c 8 "$work/a.mp4" | tail -c 4)" = "ftyp" ] || fail "a.mp4 is not an MP4"
 "$flashviz" --n 8 --d 4 --br 2 --bc 2 --step 5 --tile-csv "$work/tile.csv" --history-csv "$work/history.csv" \
