@@ -12,6 +12,7 @@
 #include "kernels/common/format.h"
 #include "viz/frame_report.h"
 #include "viz/export.h"
+#include "viz/file_picker.h"
 #include "viz/lessons.h"
 #include "viz/panels/lesson_panel.h"
 #include "viz/panels/panel_table.h"
@@ -186,7 +187,10 @@ void SessionDialog(const char* title, const char* button, UiState& ui, UiRequest
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 30);
     if (ImGui::IsWindowAppearing()) ImGui::SetKeyboardFocusHere();
     const bool enter = ImGui::InputText("##path", &ui.session_path, ImGuiInputTextFlags_EnterReturnsTrue);
-    if (ImGui::Button(button) || enter) {
+    ImGui::SameLine();
+    // Loading takes the chosen file at once; saving keeps the field for a new name in the chosen folder.
+    const bool picked = FilePickerButton("session-picker", &ui.session_path, ".json", "Choose a session file");
+    if (ImGui::Button(button) || enter || (picked && request == UiRequest::kLoadSession)) {
       ui.requests.Push(request);
       ImGui::CloseCurrentPopup();
     }

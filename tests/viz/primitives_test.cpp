@@ -2,11 +2,14 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <limits>
 #include <set>
 
 #include "tests/viz/headless.h"
 #include "viz/colormap.h"
+#include "viz/file_picker.h"
 #include "viz/heatmap.h"
 #include "viz/plot.h"
 #include "viz/widgets.h"
@@ -163,6 +166,29 @@ TEST(TextureCache, RebuildsOnlyWhenTheVersionChangesAndDropsIdleEntries) {
   for (int k = 0; k < 5; ++k) textures.EndFrame(3);
   EXPECT_EQ(textures.cached_count(), 0u);
   EXPECT_EQ(textures.Find(a), nullptr);
+}
+
+}  // namespace
+}  // namespace flashviz
+
+namespace flashviz {
+namespace {
+
+// The file picker's folder listing: ".." first, then folders, then the files with the extension, each by name;
+// hidden entries left out; a folder that cannot be read lists nothing.
+TEST(FilePicker, ListsFoldersThenMatchingFilesByName) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "flashviz_picker_test";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir / "b-runs");
+  std::filesystem::create_directories(dir / "a-results");
+  std::filesystem::create_directories(dir / ".hidden");
+  for (const char* name : {"z.csv", "m.csv", "notes.txt", ".secret.csv", "csv"}) std::ofstream(dir / name) << "x";
+  std::vector<std::string> names;
+  for (const FolderEntry& e : ListFolder(dir, ".csv")) names.push_back(e.name + (e.folder ? "/" : ""));
+  EXPECT_EQ(names, (std::vector<std::string>{"../", "a-results/", "b-runs/", "m.csv", "z.csv"}));
+  EXPECT_EQ(ListFolder(dir, "").size(), 7u);  // .., two folders, four visible files
+  EXPECT_TRUE(ListFolder(dir / "missing", ".csv").empty());
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -29,6 +29,7 @@
 #include "kernels/cuda/registry.h"
 #include "viz/bench_plot.h"
 #include "viz/embedded_files.h"
+#include "viz/file_picker.h"
 #include "viz/panels/benchmark_panel.h"
 #include "viz/panels/panels.h"
 #include "viz/theme.h"
@@ -309,13 +310,21 @@ void DrawFiles(BenchmarkPanelState& s, const std::vector<cuda::BenchRow>& ours,
     MathTooltip("A CSV of flashviz bench; empty: the fp32, d = 64 sweep of docs/results/2026-11-21-h200 (an H200), "
                 "which ships inside flashviz");
   ImGui::SameLine();
+  if (FilePickerButton("results-picker", &s.results_path, ".csv", "Choose a CSV of flashviz bench")) load_ours();
+  ImGui::SameLine();
   if (ImGui::Button("Load results CSV")) load_ours();
   ImGui::SameLine();
+  // The PyTorch field, its picker and its button go to the next line together when they do not fit.
+  const ImGuiStyle& style = ImGui::GetStyle();
+  WrapIfNoRoom(field + ImGui::GetFrameHeight() + ImGui::CalcTextSize("Load PyTorch CSV").x + 2 * style.FramePadding.x +
+               3 * style.ItemSpacing.x);
   ImGui::SetNextItemWidth(field);
   ImGui::InputTextWithHint("##peers", hint.c_str(), &s.peers_path);
   if (ImGui::IsItemHovered())
     MathTooltip("A CSV of scripts/peers.py (PyTorch's backends); empty: the one of docs/results/2026-11-21-h200, "
                 "which ships inside flashviz");
+  ImGui::SameLine();
+  if (FilePickerButton("peers-picker", &s.peers_path, ".csv", "Choose a CSV of scripts/peers.py")) load_peers();
   ImGui::SameLine();
   if (ImGui::Button("Load PyTorch CSV")) load_peers();
   const float check_w = ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x;

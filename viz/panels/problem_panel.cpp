@@ -9,6 +9,7 @@
 #include <imgui_stdlib.h>
 
 #include "kernels/common/format.h"
+#include "viz/file_picker.h"
 #include "viz/panels/panels.h"
 #include "viz/widgets.h"
 
@@ -136,10 +137,14 @@ void DrawProblemPanel(const Model& model, UiState& ui) {
                     "K, V). N and d come from the file. Clear the path for random inputs.", label_w);
   if (f.input_path != ui.form_status.path_synced)
     ui.form_status.path_edit = ui.form_status.path_synced = f.input_path;  // set by a preset or session
-  ImGui::SetNextItemWidth(-1);
-  if (ImGui::InputTextWithHint("##file", "path/to/input.bin", &ui.form_status.path_edit,
-                               ImGuiInputTextFlags_EnterReturnsTrue) ||
-      ImGui::IsItemDeactivatedAfterEdit()) {
+  ImGui::SetNextItemWidth(-(ImGui::GetFrameHeight() + ImGui::GetStyle().ItemSpacing.x + 4));
+  const bool edited = ImGui::InputTextWithHint("##file", "path/to/input.bin", &ui.form_status.path_edit,
+                                               ImGuiInputTextFlags_EnterReturnsTrue) ||
+                      ImGui::IsItemDeactivatedAfterEdit();
+  ImGui::SameLine();
+  const bool picked = FilePickerButton("hw4-picker", &ui.form_status.path_edit, "",
+                                       "Choose an HW4 input file (flashviz gen writes one)");
+  if (edited || picked) {
     f.input_path = ui.form_status.path_synced = ui.form_status.path_edit;
     f.batch = 0;
     ui.requests.Push(UiRequest::kInspectInputFile);
