@@ -7,6 +7,7 @@
 #   frames      frames.txt: the GUI's frame time (--bench-frames) under Xvfb and Mesa llvmpipe, a line per command
 #   build-time  build_time.txt: a fresh Release build of the CUDA flagships' library (needs the CUDA toolkit)
 #   record      record.txt: `flashviz --record` of 100 steps at 1280×720, as GIF and as MP4, under llvmpipe
+#   rounding    rounding.txt: the hw4 rounding model's worst errors per arithmetic (a CPU model of the GPU's)
 # machine.txt says when, on what CPU, with which compiler and commit, and the load average: the machine should be
 # otherwise idle, since a software rasterizer, the benchmarks and the compiler share its cores.
 set -euo pipefail
@@ -54,6 +55,12 @@ if [[ $parts == *,record,* ]]; then
     printf '%s %s\t%s\t%s\n' "$options" "$file" "$wall" "${line/\/tmp\/flashviz-/}" >> "$out/record.txt"
     rm -f "/tmp/flashviz-$file"
   done
+fi
+
+if [[ $parts == *,rounding,* ]]; then
+  "$build/tests/kernels/cuda/hw4/hw4_rounding_tests" \
+    --gtest_filter=Hw4RoundingModel.Fp16AndSingleTf32MissTheMarginFp32And3xTf32HoldIt |
+    sed -n '/^worst |O - float64|/,/^\[/p' | grep -v '^\[' > "$out/rounding.txt"
 fi
 
 if [[ $parts == *,build-time,* ]]; then

@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
 """Writes the measured figures of the CUDA progression where they are read, from one run's CSVs.
 
-    python3 scripts/kernel_results.py [docs/results/<run>]
+    python3 scripts/kernel_results.py [docs/results/<run>] [--check]
 
 Reads every CSV of the run (`flashviz bench` and scripts/peers.py rows, the same columns) plus its info.txt and
 commands.txt (docs/results/README.md indexes the runs), and rewrites, between its BEGIN/END MEASURED markers, the
 progression section of kernels/README.md (one row per variant, runtime against N, PyTorch's backends). The
 kernels' own files explain the kernels and hold no measurements. Nothing is typed by hand: rerun after a new
-device run. The variants' names and ideas come from
+device run. --check writes nothing and exits 1 when the section differs from what the run gives (the test
+docs.kernel_results runs it). The variants' names and ideas come from
 kernels/cuda/registry_rows.inc.
 """
 import csv
@@ -66,13 +67,17 @@ def speedup(a, b):
 
 
 
-def rewrite_between(path, begin, end, new_lines, comment):
+def rewrite_between(path, begin, end, new_lines, comment, check=False):
+    """Puts `new_lines` between the markers; with `check`, only says whether they are there already."""
     text = open(path, encoding="utf-8").read()
     start = text.index(begin) + len(begin)
     stop = text.index(end)
     body = "".join(f"{comment}{line}\n" if comment else f"{line}\n" for line in new_lines)
+    if check:
+        return text[start:stop] == body
     text = text[:start] + body + text[stop:]
     open(path, "w", encoding="utf-8").write(text)
+    return True
 
 
 def readme_block(table, registry, date, gpu, driver, run_rel, commands):
@@ -168,16 +173,24 @@ def readme_block(table, registry, date, gpu, driver, run_rel, commands):
 
 
 def main():
+    check = "--check" in sys.argv
+    args = [a for a in sys.argv[1:] if a != "--check"]
     runs = sorted(glob.glob(os.path.join(ROOT, "docs/results/*-h200")))
-    run = os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 else runs[-1]
+    run = os.path.abspath(args[0]) if args else runs[-1]
     run_rel = os.path.relpath(run, ROOT)
     table = load(run)
     date, gpu, driver = info(run)
     registry = registry_fields()
     commands = open(os.path.join(run, "commands.txt"), encoding="utf-8").read()
     readme = os.path.join(ROOT, "kernels/README.md")
-    rewrite_between(readme, "<!-- BEGIN MEASURED: scripts/kernel_results.py -->\n", "<!-- END MEASURED -->",
-                    [""] + readme_block(table, registry, date, gpu, driver, run_rel, commands) + [""], "")
+    same = rewrite_between(readme, "<!-- BEGIN MEASURED: scripts/kernel_results.py -->\n", "<!-- END MEASURED -->",
+                           [""] + readme_block(table, registry, date, gpu, driver, run_rel, commands) + [""], "",
+                           check)
+    if check:
+        if not same:
+            sys.exit(f"kernel_results: kernels/README.md's progression section differs from {run_rel}")
+        print(f"kernel_results: up to date with {run_rel}")
+        return
     print(f"kernel_results: {len(table)} measured points from {run_rel} written into kernels/README.md")
 
 

@@ -276,6 +276,23 @@ def record():
     return out
 
 
+def rounding():
+    """The hw4 rounding model: worst |O − float64| per arithmetic; bold past the assignment's 5e-3 margin."""
+    names = {"fp16": "fp16 (RNE)", "tf32-rna": "TF32, cvt.rna", "tf32-trunc": "TF32, raw fp32 bits (truncated)",
+             "3xtf32": "3×TF32 (the tf32x3 kernel's arithmetic)", "fp32": "fp32"}
+
+    def cell(value):
+        mantissa, exponent = f"{value:.1e}".split("e")
+        text = f"{mantissa}e{int(exponent)}"
+        return f"**{text}**" if value > 5e-3 else text
+
+    out = ["| arithmetic | random inputs | two-key, nearest rounding | two-key, truncation |", "|---|---:|---:|---:|"]
+    for line in text(f"{CPU_RUN}/rounding.txt").splitlines()[2:]:
+        name, *values = line.split()
+        out.append(f"| {names[name]} | " + " | ".join(cell(float(v)) for v in values) + " |")
+    return out
+
+
 def live_gpu():
     """What the GPU check run says of the instrumented kernels, trace --gpu and the live tab."""
     summary = gpu_check_summary()
@@ -315,7 +332,8 @@ TABLES = {"hw4-kernels": ("README.md", hw4_kernels, HW4_RUN),
           "gui-frames": ("README.md", gui_frames, CPU_RUN + " and " + GPU_CHECK_RUN),
           "live-gpu": ("README.md", live_gpu, GPU_CHECK_RUN),
           "build-time": ("kernels/README.md", build_time, CPU_RUN),
-          "record": ("README.md", record, CPU_RUN)}
+          "record": ("README.md", record, CPU_RUN),
+          "rounding": ("README.md", rounding, CPU_RUN)}
 
 
 def main():
