@@ -109,6 +109,13 @@ const Pseudocode& PseudocodeFor(LoopOrder order, PseudocodeVersion version) {
   return version == PseudocodeVersion::kAssignment ? assignment : paper;
 }
 
+std::string PseudocodeLineOf(const Pseudocode& code, Phase phase) {
+  for (const PseudocodeLine& line : code.lines)
+    if (!line.number.empty() && std::find(line.phases.begin(), line.phases.end(), phase) != line.phases.end())
+      return line.number;
+  return "";
+}
+
 KernelSource ParseKernelSource(std::string_view file, std::string_view kernel, std::string_view text) {
   KernelSource source;
   source.file = std::string(file);

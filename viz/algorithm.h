@@ -36,6 +36,9 @@ struct Pseudocode {
 
 const Pseudocode& PseudocodeFor(LoopOrder order, PseudocodeVersion version = PseudocodeVersion::kPaper);
 
+// The number of the first line that `phase` runs ("11"), or "" when none does.
+std::string PseudocodeLineOf(const Pseudocode& code, Phase phase);
+
 // One marked region of a kernel source: [first_line, last_line] (1-based, the marker line excluded).
 struct SourceRegion {
   std::vector<Phase> phases;

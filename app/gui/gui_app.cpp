@@ -270,6 +270,13 @@ void AddInputs(const GuiOptions& o, CommandFiles& files) {
     if (!input->empty()) files.AddInput(*input);
 }
 
+std::unique_ptr<GlContext> OffscreenContext(GlBackend backend) {
+  std::string error;
+  auto context = CreateOffscreenContext(backend, &error);
+  if (!context) throw InputError("no offscreen OpenGL context: " + error);
+  return context;
+}
+
 GlBackend ParsedGlBackend(const GuiOptions& o) {
   GlBackend backend = GlBackend::kAuto;
   if (!ParseGlBackend(o.gl, &backend)) throw UsageError("--gl " + o.gl + ": expected auto, egl or glfw");
@@ -352,9 +359,7 @@ int RunRecord(const GuiOptions& o) {
   CommandFiles files;
   AddInputs(o, files);
   OutputFile& out = files.AddOutput(o.record);
-  std::string error;
-  auto context = CreateOffscreenContext(backend, &error);
-  if (!context) throw InputError("no offscreen OpenGL context: " + error);
+  const std::unique_ptr<GlContext> context = OffscreenContext(backend);
   Model model;
   UiState ui;
   InitGuiState(o, model, ui);
@@ -484,9 +489,7 @@ int RunBenchFrames(const GuiOptions& o) {
 }  // namespace
 
 OffscreenFrame RenderOffscreenFrame(const GuiOptions& o, GlBackend backend) {
-  std::string error;
-  auto context = CreateOffscreenContext(backend, &error);
-  if (!context) throw InputError("no offscreen OpenGL context: " + error);
+  const std::unique_ptr<GlContext> context = OffscreenContext(backend);
   Model model;
   UiState ui;
   InitGuiState(o, model, ui);

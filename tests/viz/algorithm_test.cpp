@@ -135,6 +135,17 @@ TEST(Algorithm, AClickOnALineGoesToAStepThatRunsIt) {
   }
 }
 
+// The timeline names the phase's line in the numbering the algorithm panel shows.
+TEST(Algorithm, EachPhaseHasTheLineNumberOfItsVersion) {
+  EXPECT_EQ(PseudocodeLineOf(PseudocodeFor(LoopOrder::kKvOuter, PseudocodeVersion::kPaper), Phase::kUpdateStats), "11");
+  EXPECT_EQ(PseudocodeLineOf(PseudocodeFor(LoopOrder::kKvOuter, PseudocodeVersion::kAssignment), Phase::kUpdateStats),
+            "12");
+  EXPECT_EQ(PseudocodeLineOf(PseudocodeFor(LoopOrder::kKvOuter), Phase::kLoadKv), "6");
+  EXPECT_EQ(PseudocodeLineOf(PseudocodeFor(LoopOrder::kQOuter), Phase::kRowMax), "9");
+  EXPECT_EQ(PseudocodeLineOf(PseudocodeFor(LoopOrder::kQOuter), Phase::kFinalize), "12");
+  EXPECT_EQ(PseudocodeLineOf(PseudocodeFor(LoopOrder::kQOuter), Phase::kInit), "");
+}
+
 TEST(Algorithm, TheAnnotationCarriesTheModelsNumbers) {
   Model model;
   const AttentionProblem p = Make(LoopOrder::kKvOuter, false);

@@ -7,19 +7,14 @@
 
 #include "kernels/common/format.h"
 #include "viz/algorithm.h"
+#include "viz/panels/algorithm_panel.h"
 #include "viz/panels/panels.h"
 #include "viz/widgets.h"
 
 namespace flashviz {
 namespace {
 
-struct AlgorithmPanelState {
-  PseudocodeVersion version = PseudocodeVersion::kPaper;
-  std::int64_t scrolled_step = -1;  // the source view scrolls to the phase's lines once per step
-  std::int64_t pseudocode_scrolled_step = -1;  // and the pseudocode to the phase's line
-};
-
-AlgorithmPanelState& State(UiState& ui) { return PanelState<AlgorithmPanelState>(ui, "algorithm"); }
+AlgorithmPanelState& State(UiState& ui) { return AlgorithmState(ui); }
 
 bool Runs(const std::vector<Phase>& phases, Phase phase) {
   return std::find(phases.begin(), phases.end(), phase) != phases.end();

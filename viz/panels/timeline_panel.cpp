@@ -7,7 +7,9 @@
 
 #include "kernels/common/format.h"
 #include "viz/frame_report.h"
+#include "viz/algorithm.h"
 #include "viz/narration.h"
+#include "viz/panels/algorithm_panel.h"
 #include "viz/panels/panels.h"
 #include "viz/widgets.h"
 
@@ -74,9 +76,14 @@ void DrawTimelinePanel(const Model& model, UiState& ui) {
   if (!model.has_problem()) return;
   const StepState& s = model.state();
   const Schedule& sched = model.schedule();
+  // The phase's line of the algorithm (the numbering the algorithm panel shows), so the pseudocode is one
+  // glance away even while the step view is on screen.
+  const std::string line =
+      PseudocodeLineOf(PseudocodeFor(model.problem().order, AlgorithmState(ui).version), s.info.phase);
   const std::string where =
-      Sprintf("step %lld / %lld · %s", static_cast<long long>(model.step()),
-              static_cast<long long>(model.step_count() - 1), std::string(PhaseName(s.info.phase)).c_str());
+      Sprintf("step %lld / %lld · %s%s", static_cast<long long>(model.step()),
+              static_cast<long long>(model.step_count() - 1), std::string(PhaseName(s.info.phase)).c_str(),
+              line.empty() ? "" : (" · line " + line).c_str());
   const std::string tiles = Sprintf("tile iteration %lld of %lld",
                                     static_cast<long long>(model.tile_iteration() >= 0 ? model.tile_iteration() + 1
                                                                                        : model.tile_iterations_done()),
@@ -86,7 +93,8 @@ void DrawTimelinePanel(const Model& model, UiState& ui) {
   // at every step of playback.
   const long long last = static_cast<long long>(model.step_count() - 1);
   const long long iterations = static_cast<long long>(sched.tile_iteration_count());
-  const float label_w = std::max(ImGui::CalcTextSize(Sprintf("step %lld / %lld · update_stats", last, last).c_str()).x,
+  const float label_w = std::max(ImGui::CalcTextSize(Sprintf("step %lld / %lld · update_stats · line 17", last, last)
+                                                         .c_str()).x,
                                  ImGui::CalcTextSize(Sprintf("tile iteration %lld of %lld", iterations, iterations)
                                                          .c_str()).x) + 12;
   const float height = ImGui::GetFrameHeight() * 1.3f;
