@@ -36,6 +36,23 @@ void DrawOutputPanel(const Model& model, UiState& ui) {
     const double l = t.l[static_cast<std::size_t>(row)];
     return l > 0 ? o / l : 0.0;
   };
+  // The transition into update_o: the row first shrinks by α (what the old O_i is worth against the new maximum:
+  // α·O_i in the q order, α·ℓ_old·O_i/ℓ_new in Algorithm 1's normalized O_i), then this tile's P~_ij V_j is added.
+  const StepState* before = model.previous();
+  const bool rescaling = InTransition(ui) && s.info.phase == Phase::kUpdateO && before && before->info.i == s.info.i &&
+                         before->tile.o.size() == t.o.size() && before->tile.l.size() == t.l.size() &&
+                         t.alpha.size() == t.l.size();
+  auto shown = [&](int row, int e) {
+    const double now = current(row, e);
+    if (!rescaling) return now;
+    const auto k = static_cast<std::size_t>(row);
+    const double old_o = before->tile.o[k * d + e];
+    const double old_shown = normalized ? old_o : (before->tile.l[k] > 0 ? old_o / before->tile.l[k] : 0.0);
+    const double shrunk = normalized ? (t.l[k] > 0 ? t.alpha[k] * t.l_prev[k] * old_o / t.l[k] : 0.0)
+                                     : t.alpha[k] * old_shown;
+    const double f = TransitionEase(ui);
+    return f < 0.5 ? old_shown + (shrunk - old_shown) * 2 * f : shrunk + (now - shrunk) * (2 * f - 1);
+  };
 
   ImGui::AlignTextToFramePadding();
   MathText("row");
@@ -88,7 +105,7 @@ void DrawOutputPanel(const Model& model, UiState& ui) {
   for (int e = 0; e < d; ++e) {
     const float x0 = area.min.x + slot * static_cast<float>(e);
     const double exact_v = ref->o[static_cast<std::size_t>(s.row_begin + r) * d + e];
-    const double now = current(r, e);
+    const double now = shown(r, e);
     if (wide) {
       dl->AddRectFilled(ImVec2(x0 + slot * 0.1f, std::min(mid, Y(exact_v))),
                         ImVec2(x0 + slot * 0.9f, std::max(mid, Y(exact_v))), pal.ghost);
