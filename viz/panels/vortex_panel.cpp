@@ -204,8 +204,10 @@ struct ThreadPick {
 };
 
 // Cores as boxes of W rows (warps) × T cells (threads); a cell shows its Q row's values as d stripes.
+// `arrive` < 1: the transition into load_q, where the block's query rows travel into the threads that own them
+// (thread by thread, each sliding in from the left and fading in); 1 otherwise.
 ThreadPick DrawThreadGrid(const Model& model, const Mapping& m, const PhaseView& v, const ThreadPick& pinned,
-                          const Palette& pal, float width) {
+                          const Palette& pal, float width, double arrive = 1.0) {
   const vortex::MachineConfig& machine = m.request.machine;
   const AttentionInputs& in = model.inputs();
   const ColorScale q_scale = ColorScale::Symmetric(model.q_abs_max());
@@ -251,15 +253,24 @@ ThreadPick DrawThreadGrid(const Model& model, const Mapping& m, const PhaseView&
         if (row < 0) {
           dl->AddRectFilled(r.min, r.max, WithAlpha(pal.dim, 40));
         } else {
-          // The thread's Q row, as the Q heatmap colours it: d vertical stripes (at most 16).
+          // The thread's Q row, as the Q heatmap colours it: d vertical stripes (at most 16). Arriving (load_q's
+          // transition, the current core only): thread k of the block lands in the k-th slice of the transition.
+          double here = 1.0;
+          if (arrive < 1.0 && current_core) {
+            const double k = static_cast<double>(warp * t + lane), n = static_cast<double>(w * t);
+            here = std::clamp(arrive * n - k, 0.0, 1.0);
+            dl->AddRectFilled(r.min, r.max, WithAlpha(pal.dim, 40));
+          }
+          const float shift = static_cast<float>(1.0 - here) * -2.0f * cell;
+          const int alpha = static_cast<int>(255.0 * here);
           const int d = in.d;
           const int stripes = std::min(d, 16);
-          for (int s = 0; s < stripes; ++s) {
+          for (int s = 0; here > 0 && s < stripes; ++s) {
             const int e = s * d / stripes;
-            const float sx0 = r.min.x + r.width() * static_cast<float>(s) / static_cast<float>(stripes);
-            const float sx1 = r.min.x + r.width() * static_cast<float>(s + 1) / static_cast<float>(stripes);
+            const float sx0 = shift + r.min.x + r.width() * static_cast<float>(s) / static_cast<float>(stripes);
+            const float sx1 = shift + r.min.x + r.width() * static_cast<float>(s + 1) / static_cast<float>(stripes);
             dl->AddRectFilled(ImVec2(sx0, r.min.y), ImVec2(sx1 + 0.5f, r.max.y),
-                              q_scale(in.q[static_cast<std::size_t>(row) * d + e]));
+                              WithAlpha(q_scale(in.q[static_cast<std::size_t>(row) * d + e]), alpha));
           }
         }
         const bool active = std::any_of(v.active.begin(), v.active.end(), [&](const vortex::ActiveThread& a) {
@@ -799,7 +810,10 @@ void DrawVortexPanel(const Model& model, UiState& ui) {
                  "heatmap). The block of the current Q tile is framed; blocks of the same wave, running the same "
                  "phase on their own tiles on other cores, are outlined. Click a thread to show its registers.");
     ThreadPick pinned{st.pinned_core, st.pinned_warp, st.pinned_thread};
-    const ThreadPick clicked = DrawThreadGrid(model, m, v, pinned, pal, left_w - ImGui::GetStyle().CellPadding.x * 2);
+    // The rows travel into their threads while the step into load_q is animated.
+    const double arrive = v.step.phase == Phase::kLoadQ && InTransition(ui) ? TransitionEase(ui) : 1.0;
+    const ThreadPick clicked =
+        DrawThreadGrid(model, m, v, pinned, pal, left_w - ImGui::GetStyle().CellPadding.x * 2, arrive);
     if (clicked.core >= 0) {
       st.pinned_core = clicked.core;
       st.pinned_warp = clicked.warp;
