@@ -285,6 +285,8 @@ std::string FillLessonText(const Model& model, const StepInfo& at, const std::st
     if (key == "Tc") return std::to_string(p.tc());
     if (key == "steps") return std::to_string(model.step_count());
     if (key == "scale") return Sprintf("%.4g", p.scale);
+    if (key == "keys" && at.j >= 0)
+      return Sprintf("keys %d–%d", p.ColBegin(at.j), p.ColBegin(at.j) + p.ColsInTile(at.j) - 1);
     if (key == "i") return std::to_string(at.i);
     if (key == "j") return std::to_string(at.j);
     if (key == "rescale") return RescaleSummary(s);

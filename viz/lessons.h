@@ -81,7 +81,7 @@ LessonAnswer AnswerAt(const Model& model, const LessonQuestion& question);
 // True when `typed` is the answer to the shown precision: within 0.5% (or 0.005 near zero); byte counts exactly.
 bool AnswerMatches(const LessonQuestion& question, double typed, double answer);
 // The stop's text with {N}, {d}, {Br}, {Bc}, {Tr}, {Tc}, {scale}, {steps}, {i} and {j} (the stop's tile pair,
-// `at`), {rescale} (what the model's tile iteration does to α), {hbm} (HBM bytes so far), {hbm_total} and
+// `at`), {keys} (the keys of K/V tile j: "keys 8–15"), {rescale} (what the model's tile iteration does to α), {hbm} (HBM bytes so far), {hbm_total} and
 // {hbm_standard} (the whole run's, and standard attention's) filled in from the model; an unknown name stays as
 // written and is listed in `unknown` when given.
 std::string FillLessonText(const Model& model, const StepInfo& at, const std::string& text,

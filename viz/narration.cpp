@@ -57,8 +57,9 @@ std::string Narrate(const Model& model) {
     case Phase::kLoadKv:
       if (kv)
         return Sprintf("load_kv: K_j and V_j (j = %d of T_c = %d, %s) come from HBM into SRAM: %s. They stay on "
-                       "chip while every Q tile visits them.",
-                       j, p.tc(), Keys(p, j).c_str(), read.c_str());
+                       "chip while %s visits them.",
+                       j, p.tc(), Keys(p, j).c_str(), read.c_str(),
+                       p.causal ? "each Q tile with a query at or after their first key" : "every Q tile");
       return Sprintf(
           "load_kv: K_j and V_j (j = %d of T_c = %d, %s) come from HBM for Q tile i = %d: %s. In the Q-outer "
           "order K and V are streamed once per Q tile.",
@@ -66,14 +67,15 @@ std::string Narrate(const Model& model) {
     case Phase::kLoadQ:
       if (kv)
         return Sprintf("load_q: Q_i, O_i, ℓ_i and m_i (i = %d of T_r = %d, %s) come from HBM: %s. With K/V outside, "
-                       "the running state of every Q tile goes through HBM on every K/V tile.",
-                       i, p.tr(), Rows(p, i).c_str(), read.c_str());
+                       "the running state of every Q tile goes through HBM on every K/V tile%s.",
+                       i, p.tr(), Rows(p, i).c_str(), read.c_str(),
+                       p.causal ? " it meets (the causal mask skips the pairs above the diagonal)" : "");
       return Sprintf("load_q: Q_i (i = %d of T_r = %d, %s) comes from HBM (%s); m_i = −∞, ℓ_i = 0 and O_i = 0 start "
                      "on chip and stay there until write_back.",
                      i, p.tr(), Rows(p, i).c_str(), read.c_str());
     case Phase::kScores:
       return Sprintf(
-          "scores: S_ij = scale·Q_i K_jᵀ (scale %s), a tile of %d × %d computed in SRAM. It is never written to "
+          "scores: S_ij = scale·Q_i K_jᵀ (scale %s), a tile of %d × %d computed on chip. It is never written to "
           "HBM: the next tile pair overwrites it.",
           Sprintf("%.4g", p.scale).c_str(), s.rows, s.cols);
     case Phase::kRowMax:
