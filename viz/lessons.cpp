@@ -135,18 +135,14 @@ LessonStop ParseStop(const Reader& read, const json& s, int index) {
 }
 
 std::vector<Lesson> LoadShipped() {
-  std::vector<std::pair<int, Lesson>> ordered;
+  std::vector<Lesson> lessons;
   for (const EmbeddedFile& file : EmbeddedLessons()) {
     std::string id(file.name);
     if (id.size() > 5 && id.ends_with(".json")) id.resize(id.size() - 5);
-    Lesson lesson = ParseLesson(std::string(file.text), "assets/lessons/" + std::string(file.name));
-    lesson.id = id;
-    const json j = json::parse(file.text);
-    ordered.emplace_back(j.value("order", 1000), std::move(lesson));
+    lessons.push_back(ParseLesson(std::string(file.text), "assets/lessons/" + std::string(file.name)));
+    lessons.back().id = id;
   }
-  std::stable_sort(ordered.begin(), ordered.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  std::vector<Lesson> lessons;
-  for (auto& [order, lesson] : ordered) lessons.push_back(std::move(lesson));
+  std::stable_sort(lessons.begin(), lessons.end(), [](const Lesson& a, const Lesson& b) { return a.order < b.order; });
   return lessons;
 }
 
@@ -163,15 +159,13 @@ Lesson ParseLesson(const std::string& json_text, const std::string& name) {
   try {
     j = json::parse(json_text);
   } catch (const json::exception& e) {
-    std::string reason = e.what();
-    if (reason.rfind("[json.exception.", 0) == 0 && reason.find("] ") != std::string::npos)
-      reason = reason.substr(reason.find("] ") + 2);
-    read.Fail("not valid JSON: " + reason);
+    read.Fail("not valid JSON: " + JsonErrorReason(e.what()));
   }
   if (!j.is_object()) read.Fail("a lesson must be a JSON object");
   Lesson lesson;
   lesson.title = read.String(j, "title");
   lesson.summary = read.String(j, "summary", "");
+  lesson.order = static_cast<int>(read.Integer(j, "order", lesson.order, 0, INT32_MAX));
   lesson.form = ParseForm(read, read.Need(j, "problem"));
   const json& stops = read.Need(j, "stops");
   if (!stops.is_array() || stops.empty()) read.Fail("\"stops\" must be a non-empty list");

@@ -55,6 +55,7 @@ struct Lesson {
   std::string id;      // the file's name without .json: "first-lesson"
   std::string title;
   std::string summary;
+  int order = 1000;  // where the Lessons menu lists it (its "order" field)
   ProblemForm form;
   std::vector<LessonStop> stops;
 };

@@ -232,11 +232,7 @@ std::int64_t SessionFromJson(const std::string& text, const std::string& name, U
       LiveGpuState(next).force_host_copy = read.Bool(g, "force_host_copy", LiveGpuState(next).force_host_copy);
     }
   } catch (const json::exception& e) {
-    // nlohmann's messages start with "[json.exception.parse_error.101] ": the reason is what follows.
-    std::string reason = e.what();
-    if (reason.rfind("[json.exception.", 0) == 0 && reason.find("] ") != std::string::npos)
-      reason = reason.substr(reason.find("] ") + 2);
-    throw InputError(Sprintf("%s: malformed session: %s", name.c_str(), reason.c_str()));
+    throw InputError(Sprintf("%s: malformed session: %s", name.c_str(), JsonErrorReason(e.what()).c_str()));
   }
   next.requests.Push(UiRequest::kRebuildStyle);
   ui = std::move(next);

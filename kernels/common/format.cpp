@@ -40,4 +40,9 @@ std::string HumanBytes(double bytes) {
                  kUnits[unit]);
 }
 
+std::string JsonErrorReason(const std::string& what) {
+  const std::size_t end = what.find("] ");
+  return what.rfind("[json.exception.", 0) == 0 && end != std::string::npos ? what.substr(end + 2) : what;
+}
+
 }  // namespace flashviz

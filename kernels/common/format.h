@@ -12,5 +12,7 @@ std::string ShortestDecimal(double value);
 
 // Bytes as a human reads them: "512 B", "12.0 KiB", "3.41 MiB", "1.20 GiB".
 std::string HumanBytes(double bytes);
+// An nlohmann-json exception's message without its "[json.exception.parse_error.101] " prefix: the reason.
+std::string JsonErrorReason(const std::string& what);
 
 }  // namespace flashviz

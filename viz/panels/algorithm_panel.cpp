@@ -14,7 +14,6 @@
 namespace flashviz {
 namespace {
 
-AlgorithmPanelState& State(UiState& ui) { return AlgorithmState(ui); }
 
 bool Runs(const std::vector<Phase>& phases, Phase phase) {
   return std::find(phases.begin(), phases.end(), phase) != phases.end();
@@ -71,8 +70,8 @@ void DrawPseudocode(const Model& model, UiState& ui, const Pseudocode& code, flo
     ImGui::PopTextWrapPos();
     ImGui::SetCursorScreenPos(after);
     // Keep the current line in view when the step moves (a short pane at 1280×720 would hide it).
-    if (current && State(ui).pseudocode_scrolled_step != model.step()) {
-      State(ui).pseudocode_scrolled_step = model.step();
+    if (current && AlgorithmState(ui).pseudocode_scrolled_step != model.step()) {
+      AlgorithmState(ui).pseudocode_scrolled_step = model.step();
       const float y = top.y - ImGui::GetWindowPos().y + ImGui::GetScrollY();
       if (y < ImGui::GetScrollY() || y + h > ImGui::GetScrollY() + ImGui::GetWindowHeight())
         ImGui::SetScrollY(std::max(0.0f, y - ImGui::GetWindowHeight() * 0.3f));
@@ -83,7 +82,7 @@ void DrawPseudocode(const Model& model, UiState& ui, const Pseudocode& code, flo
 
 void DrawSource(const Model& model, UiState& ui, const KernelSource& source) {
   const Phase phase = model.state().info.phase;
-  AlgorithmPanelState& st = State(ui);
+  AlgorithmPanelState& st = AlgorithmState(ui);
   ImGui::TextDisabled("%s — the registry's %s kernel, the lines of this phase marked", source.file.c_str(),
                       source.kernel.c_str());
   ImGui::PushFont(MonoFont());
@@ -129,7 +128,7 @@ void DrawSource(const Model& model, UiState& ui, const KernelSource& source) {
 void DrawAlgorithmPanel(const Model& model, UiState& ui) {
   if (!model.has_problem()) return;
   const AttentionProblem& p = model.problem();
-  AlgorithmPanelState& st = State(ui);
+  AlgorithmPanelState& st = AlgorithmState(ui);
   const bool kv = p.order == LoopOrder::kKvOuter;
   if (kv) {
     int version = st.version == PseudocodeVersion::kPaper ? 0 : 1;

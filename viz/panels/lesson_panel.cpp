@@ -39,7 +39,8 @@ void EnterStop(UiState& ui, int stop) {
   st.arrived = false;
   st.answered = false;
   st.typed.clear();
-  st.verdict.clear();
+  st.checked.reset();
+  st.not_a_number = false;
   ui.cursor.playing = false;
 }
 
@@ -75,36 +76,32 @@ void DrawQuestion(const Model& model, UiState& ui, const LessonQuestion& questio
   const bool check = ImGui::Button("Check") || entered;
   ImGui::SameLine();
   if (ImGui::Button("Show")) {
-    st.verdict.clear();
+    st.checked.reset();
+    st.not_a_number = false;
     reveal();
   }
   if (check) {
     char* end = nullptr;
     const double typed = std::strtod(st.typed.c_str(), &end);
-    if (st.typed.empty() || end == st.typed.c_str() || *end != '\0') {
-      st.verdict = "Type a number (e.g. 1.25, -0.5, 2e-3, -inf).";
-      st.verdict_right = false;
-    } else {
-      st.verdict = Sprintf("@%.17g", typed);  // judged below, once the model stands at the step
+    st.not_a_number = st.typed.empty() || end == st.typed.c_str() || *end != '\0';
+    if (!st.not_a_number) {
+      st.checked = typed;  // judged below, once the model stands at the step
       reveal();
     }
   }
+  if (st.not_a_number) MathTextColored(palette.bad, "Type a number (e.g. 1.25, -0.5, 2e-3, -inf).");
   if (!at_step) return;
   const LessonAnswer answer = AnswerAt(model, question);
   if (!answer.available) {
     MathTextColored(palette.bad, ("the lesson asks for a value this step does not have: " + answer.why).c_str());
     return;
   }
-  if (!st.verdict.empty() && st.verdict[0] == '@') {
-    const double typed = std::strtod(st.verdict.c_str() + 1, nullptr);
-    st.verdict_right = AnswerMatches(question, typed, answer.value);
-    st.verdict = st.verdict_right
-                     ? Sprintf("Right: %s = %s.", answer.name.c_str(), Num(answer.value, 5).c_str())
-                     : Sprintf("Not quite: you said %s; %s = %s.", Num(typed, 5).c_str(), answer.name.c_str(),
-                               Num(answer.value, 5).c_str());
-  }
-  if (!st.verdict.empty()) {
-    MathTextColored(st.verdict_right ? palette.good : palette.bad, st.verdict.c_str());
+  if (st.checked) {
+    const bool right = AnswerMatches(question, *st.checked, answer.value);
+    MathTextColored(right ? palette.good : palette.bad,
+                    right ? Sprintf("Right: %s = %s.", answer.name.c_str(), Num(answer.value, 5).c_str()).c_str()
+                          : Sprintf("Not quite: you said %s; %s = %s.", Num(*st.checked, 5).c_str(),
+                                    answer.name.c_str(), Num(answer.value, 5).c_str()).c_str());
   } else if (st.answered) {
     MathTextF("%s = %s", answer.name.c_str(), Num(answer.value, 5).c_str());
   }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -15,9 +16,9 @@ struct LessonPanelState {
   int stop = 0;
   bool arrived = false;   // the cursor and the panel were moved to this stop once its problem was loaded
   bool answered = false;  // the stop's question was checked or its answer shown
-  std::string typed;      // the answer field
-  std::string verdict;    // "Right: …" / "Not quite: …" after Check
-  bool verdict_right = false;
+  std::string typed;               // the answer field
+  std::optional<double> checked;   // the number Check took (judged against the stepper at the stop's step)
+  bool not_a_number = false;       // Check found no number in the field
 };
 
 inline LessonPanelState& LessonState(UiState& ui) { return PanelState<LessonPanelState>(ui, "lesson"); }
