@@ -94,9 +94,46 @@ Pseudocode FlashAttention2Forward() {
            {"17", "Return the output O and the logsumexp L.", 0, {P::kDone}}}};
 }
 
-KernelSource LoadEmbedded(std::string_view name, std::string_view kernel) {
+// FlashAttention-2 (arXiv:2307.08691), Algorithm 2, the backward pass, as the model runs it: the paper's line 9
+// also loads O_i and dQ_i, which the model leaves out (D_i replaces O_i; dQ_i is read where line 15 updates it),
+// and the paper folds the scale into S where the model writes it out.
+Pseudocode FlashAttention2Backward() {
+  return {"Algorithm 2: FlashAttention-2 backward pass (Dao, 2023)",
+          "arXiv:2307.08691, Algorithm 2 (docs/sources.md); line 9 as the model loads it, the scale written out",
+          {{"", "Require: Q, K, V, O, dO ∈ ℝ^(N×d) and the logsumexp L ∈ ℝ^N in HBM (saved by the forward pass).", 0,
+            {}},
+           {"1", "Divide Q into T_r = ⌈N/B_r⌉ blocks Q_i of size B_r × d, and K, V into T_c = ⌈N/B_c⌉ blocks "
+                 "K_j, V_j of size B_c × d.", 0, {}},
+           {"2", "Divide O, dO into T_r blocks O_i, dO_i of size B_r × d, and L into T_r blocks L_i of size B_r.", 0,
+            {}},
+           {"3", "Initialize dQ = (0)_N×d in HBM and divide it into T_r blocks dQ_i. Divide dK, dV into T_c blocks "
+                 "dK_j, dV_j.", 0, {P::kInit}},
+           {"4", "Compute D = rowsum(dO ∘ O) ∈ ℝ^N (pointwise multiply), write D to HBM and divide it into T_r "
+                 "blocks D_i.", 0, {P::kDelta}},
+           {"5", "for 1 ≤ j ≤ T_c do", 0, {}, false, 'j'},
+           {"6", "Load K_j, V_j from HBM to on-chip SRAM.", 1, {P::kLoadKv}},
+           {"7", "Initialize dK_j = (0)_B_c×d, dV_j = (0)_B_c×d on SRAM.", 1, {P::kLoadKv}},
+           {"8", "for 1 ≤ i ≤ T_r do", 1, {}, false, 'i'},
+           {"", "(causal: skip i when every key of K_j comes after every query of Q_i)", 2, {}, true},
+           {"9", "Load Q_i, dO_i, L_i, D_i from HBM to on-chip SRAM.", 2, {P::kLoadQ}},
+           {"10", "On chip, compute S_ij = scale·Q_i K_jᵀ ∈ ℝ^(B_r×B_c).", 2, {P::kScores}},
+           {"11", "On chip, compute P_ij = exp(S_ij − L_i) ∈ ℝ^(B_r×B_c).", 2, {P::kProbs}},
+           {"12", "On chip, compute dV_j ← dV_j + P_ijᵀ dO_i ∈ ℝ^(B_c×d).", 2, {P::kGradV}},
+           {"13", "On chip, compute dP_ij = dO_i V_jᵀ ∈ ℝ^(B_r×B_c).", 2, {P::kGradP}},
+           {"14", "On chip, compute dS_ij = P_ij ∘ (dP_ij − D_i) ∈ ℝ^(B_r×B_c).", 2, {P::kGradS}},
+           {"15", "Load dQ_i from HBM to SRAM, then on chip update dQ_i ← dQ_i + scale·dS_ij K_j ∈ ℝ^(B_r×d), and "
+                  "write back to HBM.", 2, {P::kGradQ}},
+           {"16", "On chip, compute dK_j ← dK_j + scale·dS_ijᵀ Q_i ∈ ℝ^(B_c×d).", 2, {P::kGradK}},
+           {"17", "end for", 1, {}},
+           {"18", "Write dK_j, dV_j to HBM.", 1, {P::kWriteGrads}},
+           {"19", "end for", 0, {}},
+           {"20", "Return dQ, dK, dV.", 0, {P::kDone}}}};
+}
+
+KernelSource LoadEmbedded(std::string_view name, std::string_view kernel, std::string_view folder = "") {
   for (const EmbeddedFile& file : EmbeddedKernelSources())
-    if (file.name == name) return ParseKernelSource("kernels/cuda/" + std::string(name), kernel, file.text);
+    if (file.name == name)
+      return ParseKernelSource("kernels/cuda/" + std::string(folder) + std::string(name), kernel, file.text);
   throw InputError("kernels/cuda/" + std::string(name) + " was not embedded");
 }
 
@@ -107,6 +144,12 @@ const Pseudocode& PseudocodeFor(LoopOrder order, PseudocodeVersion version) {
                           fa2 = FlashAttention2Forward();
   if (order == LoopOrder::kQOuter) return fa2;
   return version == PseudocodeVersion::kAssignment ? assignment : paper;
+}
+
+const Pseudocode& PseudocodeFor(const AttentionProblem& problem, PseudocodeVersion version) {
+  static const Pseudocode backward = FlashAttention2Backward();
+  if (problem.backward()) return backward;
+  return PseudocodeFor(problem.order, version);
 }
 
 std::string PseudocodeLineOf(const Pseudocode& code, Phase phase) {
@@ -170,8 +213,76 @@ const KernelSource& KernelSourceFor(LoopOrder order) {
   return order == LoopOrder::kKvOuter ? flash1 : flash2_row;
 }
 
+const KernelSource& KernelSourceFor(const AttentionProblem& problem) {
+  static const KernelSource flash2_bwd = LoadEmbedded("flash2_bwd.cu", "flash2_bwd", "backward/");
+  if (problem.backward()) return flash2_bwd;
+  return KernelSourceFor(problem.order);
+}
+
+namespace {
+
+std::string AnnotateBackwardStep(const Model& model, int row) {
+  const StepState& s = model.state();
+  const BackwardNumerics& g = s.grad;
+  const int d = model.problem().d;
+  const int r = row >= s.row_begin && row < s.row_begin + s.rows ? row - s.row_begin : 0;
+  const auto k = static_cast<std::size_t>(r);
+  const int global = s.row_begin + r;
+  const auto list = [](const std::vector<double>& v, std::size_t begin, int count, int total) {
+    std::string text = "[";
+    for (int c = 0; c < std::min(count, total); ++c)
+      text += (c ? ", " : "") + Num(v[begin + static_cast<std::size_t>(c)], 3);
+    return text + (total > count ? ", …]" : "]");
+  };
+  const auto cols = static_cast<std::size_t>(s.cols);
+  const std::string read = HumanBytes(static_cast<double>(s.delta.HbmReadBytes()));
+  const std::string written = HumanBytes(static_cast<double>(s.delta.HbmWriteBytes()));
+  switch (s.info.phase) {
+    case Phase::kInit: return "dQ = 0 written to HBM: " + written;
+    case Phase::kDelta:
+      if (g.delta.empty()) break;
+      return Sprintf("row %d: D_i = rowsum(dO_i ∘ O_i) = %s; HBM → SRAM %s, D_i → HBM %s", global,
+                     Num(g.delta[k], 4).c_str(), read.c_str(), written.c_str());
+    case Phase::kLoadKv:
+    case Phase::kLoadQ: return "HBM → SRAM this step: " + read;
+    case Phase::kScores:
+      if (g.s.empty()) break;
+      return Sprintf("row %d: S_ij = %s", global, list(g.s, k * cols, 6, s.cols).c_str());
+    case Phase::kProbs:
+      if (g.p.empty()) break;
+      return Sprintf("row %d: P_ij = exp(S_ij − %s) = %s", global, Num(g.lse[k], 4).c_str(),
+                     list(g.p, k * cols, 6, s.cols).c_str());
+    case Phase::kGradV:
+      if (g.dv.empty()) break;
+      return Sprintf("key %d: dV_j = %s", s.col_begin, list(g.dv, 0, 4, d).c_str());
+    case Phase::kGradP:
+      if (g.dp.empty()) break;
+      return Sprintf("row %d: dP_ij = %s", global, list(g.dp, k * cols, 6, s.cols).c_str());
+    case Phase::kGradS:
+      if (g.ds.empty()) break;
+      return Sprintf("row %d: dS_ij = P_ij ∘ (dP_ij − %s) = %s", global, Num(g.delta[k], 4).c_str(),
+                     list(g.ds, k * cols, 6, s.cols).c_str());
+    case Phase::kGradK:
+      if (g.dk.empty()) break;
+      return Sprintf("key %d: dK_j = %s", s.col_begin, list(g.dk, 0, 4, d).c_str());
+    case Phase::kGradQ:
+      if (g.dq.empty()) break;
+      return Sprintf("row %d: dQ_i = %s (read %s, written %s)", global, list(g.dq, k * static_cast<std::size_t>(d), 4, d).c_str(),
+                     read.c_str(), written.c_str());
+    case Phase::kWriteGrads: return "SRAM → HBM this step: " + written;
+    case Phase::kDone:
+      return "dQ, dK, dV complete: " + HumanBytes(static_cast<double>(model.final_ledger().HbmBytes())) +
+             " through HBM";
+    default: break;
+  }
+  return "";
+}
+
+}  // namespace
+
 std::string AnnotateStep(const Model& model, int row) {
   if (!model.has_problem()) return "";
+  if (model.problem().backward()) return AnnotateBackwardStep(model, row);
   const StepState& s = model.state();
   const TileNumerics& t = s.tile;
   const bool kv = model.problem().order == LoopOrder::kKvOuter;
@@ -228,6 +339,7 @@ std::string AnnotateStep(const Model& model, int row) {
       return "SRAM → HBM this step: " + written;
     case Phase::kDone:
       return "O complete: " + HumanBytes(static_cast<double>(model.final_ledger().HbmBytes())) + " through HBM";
+    default: break;  // the backward pass's phases: AnnotateBackwardStep
   }
   return "";
 }

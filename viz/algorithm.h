@@ -35,6 +35,8 @@ struct Pseudocode {
 };
 
 const Pseudocode& PseudocodeFor(LoopOrder order, PseudocodeVersion version = PseudocodeVersion::kPaper);
+// The problem's pass and order: FlashAttention-2's Algorithm 2 for the backward pass.
+const Pseudocode& PseudocodeFor(const AttentionProblem& problem, PseudocodeVersion version = PseudocodeVersion::kPaper);
 
 // The number of the first line that `phase` runs ("11"), or "" when none does.
 std::string PseudocodeLineOf(const Pseudocode& code, Phase phase);
@@ -57,6 +59,8 @@ struct KernelSource {
 KernelSource ParseKernelSource(std::string_view file, std::string_view kernel, std::string_view text);
 // The embedded kernel of the order: flash1 (kv) or flash2_row (q).
 const KernelSource& KernelSourceFor(LoopOrder order);
+// The problem's: flash2_bwd (kernels/cuda/backward) for the backward pass.
+const KernelSource& KernelSourceFor(const AttentionProblem& problem);
 
 // What the current step's line computes for query row `row` (global; the first row of the tile when it is not in
 // the tile), with the model's numbers: "row 1: m~_ij = 1.43", "m_i = max(−∞, 2.69) = 2.69", bytes for the loads.

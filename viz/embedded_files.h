@@ -14,7 +14,8 @@ struct EmbeddedFile {
 
 // assets/lessons/*.json
 std::span<const EmbeddedFile> EmbeddedLessons();
-// kernels/cuda/flash1.cu and flash2_row.cu, for the algorithm panel (their `// @phase` markers)
+// kernels/cuda/flash1.cu, flash2_row.cu and backward/flash2_bwd.cu, for the algorithm panel (their `// @phase`
+// markers)
 std::span<const EmbeddedFile> EmbeddedKernelSources();
 // docs/results/2026-11-21-h200/fp32_d64.csv, fp32_d64_naive.csv and peers.csv: the benchmark panel's
 // measurements without a GPU

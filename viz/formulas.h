@@ -35,6 +35,17 @@ Explanation ExplainHbmOutput(const Model& model, int row, int e);
 // A tile of the S view: its status and, for the current one, what it holds.
 Explanation ExplainScoreTile(const Model& model, int i, int j);
 
+// The backward pass (backward_formulas.cpp), cells of the current tile pair by local row r and column c:
+Explanation ExplainBackwardScore(const Model& model, int r, int c);        // S_ij[r, c], recomputed
+Explanation ExplainBackwardProbability(const Model& model, int r, int c);  // P_ij[r, c] = exp(S − L_i)
+Explanation ExplainGradP(const Model& model, int r, int c);                // dP_ij[r, c] = dO_i V_jᵀ
+Explanation ExplainGradS(const Model& model, int r, int c);                // dS_ij[r, c] = P ∘ (dP − D_i)
+Explanation ExplainDelta(const Model& model, int r);                       // D_i[r] = rowsum(dO ∘ O)
+Explanation ExplainLse(const Model& model, int r);                         // L_i[r]
+Explanation ExplainGradKv(const Model& model, char which, int c, int e);   // dK_j or dV_j [c, e] on chip
+Explanation ExplainGradQ(const Model& model, int r, int e);                // dQ_i[r, e] as it stands in HBM
+Explanation ExplainHbmGradient(const Model& model, int row, int e);        // dQ in HBM (the output view)
+
 // Shows an explanation as the tooltip of whatever is hovered (call while it is).
 void ShowExplanation(const Explanation& explanation);
 

@@ -5,6 +5,8 @@
 // the frame it covers, like ImGui's current context.
 #pragma once
 
+#include <vector>
+
 #include "viz/heatmap.h"  // ScreenRect
 
 namespace flashviz {
@@ -17,6 +19,9 @@ struct FrameReport {
   // Where the step view put its parts (tests check that nothing overlaps).
   bool step_view_drawn = false;
   ScreenRect step_q, step_kt, step_s, step_vt, step_o, step_zoom, step_area;
+  // The backward pass's step view: its seven HBM columns, then its tile grids (S_ij/P_ij, dP_ij/dS_ij, dV_j, dK_j,
+  // dQ_i) as drawn.
+  std::vector<ScreenRect> backward_parts;
   // The timeline's step/tile labels and the narration below them (tests check that they do not overlap).
   bool timeline_drawn = false;
   ScreenRect timeline_labels, timeline_narration, timeline_scrubber;

@@ -213,6 +213,7 @@ void DrawShortcuts(UiState& ui) {
         {"Home / End", "first / last step"},
         {"[ / ]", "half / double the playback speed"},
         {"1 … 9", "the centre tabs, in order"},
+        {"Ctrl+B", "forward / backward pass"},
         {"Ctrl+L", "presentation mode (projector)"},
         {"F2", "presentation mode: open or fold the side columns"},
         {"Ctrl+T", "dark / light theme"},
@@ -270,7 +271,7 @@ void DrawSidebar(const Model& model, UiState& ui, const ScreenRect& r, bool over
       if (p.slot != PanelSlot::kSidebar || !IsPanelOpen(ui, p)) continue;
       if (lesson_only && std::string_view(p.id) != "lesson") continue;
       ImGui::PushID(p.id);
-      if (ImGui::CollapsingHeader((PlainNotation(p.title) + "###" + p.id).c_str(), ImGuiTreeNodeFlags_DefaultOpen))
+      if (ImGui::CollapsingHeader((PanelTitle(p, model) + "###" + p.id).c_str(), ImGuiTreeNodeFlags_DefaultOpen))
         p.draw(model, ui);
       ImGui::PopID();
     }
@@ -287,7 +288,7 @@ void DrawCentre(const Model& model, UiState& ui, const ScreenRect& r) {
         if (p.slot != PanelSlot::kCentreTab || !IsPanelOpen(ui, p)) continue;
         const ImGuiTabItemFlags flags = ui.focus_tab == p.id ? ImGuiTabItemFlags_SetSelected : 0;
         bool open = true;
-        const std::string title = PlainNotation(p.title) + "###" + p.id;
+        const std::string title = PanelTitle(p, model) + "###" + p.id;
         if (ImGui::BeginTabItem(title.c_str(), &open, flags)) {
           ui.active_tab = p.id;
           ImGui::BeginChild(p.id, ImVec2(0, 0), false,
@@ -315,7 +316,7 @@ void DrawRight(const Model& model, UiState& ui, const ScreenRect& r, bool overla
     const float h = std::floor(r.height() * std::max(p.weight, 0.05f) / total);
     PlaceWindow({ImVec2(r.min.x, y), ImVec2(r.max.x, std::min(r.max.y, y + h))}, overlay);
     bool open = true;
-    const std::string title = PlainNotation(p.title) + "###" + p.id;
+    const std::string title = PanelTitle(p, model) + "###" + p.id;
     if (ImGui::Begin(title.c_str(), &open, kFixed)) p.draw(model, ui);
     ImGui::End();
     if (!open) SetPanelOpen(ui, p, false);

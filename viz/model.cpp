@@ -4,6 +4,8 @@
 // [SECTION] background work
 #include "viz/model.h"
 
+#include "kernels/cpu/backward_reference.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -64,7 +66,8 @@ Sweep ComputeSweep(const AttentionProblem& problem, std::int64_t max_steps, cons
       continue;
     }
     const Ledger flash = counter.FinalLedger();
-    sweep.points.push_back({n, flash.HbmBytes(), StandardAttentionLedger(n, at.d).HbmBytes(), counter.step_count()});
+    const Ledger standard = at.backward() ? StandardAttentionBackwardLedger(n, at.d) : StandardAttentionLedger(n, at.d);
+    sweep.points.push_back({n, flash.HbmBytes(), standard.HbmBytes(), counter.step_count()});
   }
   if (skipped_from)
     sweep.note = Sprintf("N ≥ %d left out: over %lld steps to count with these tiles", skipped_from,
@@ -89,7 +92,10 @@ void Model::SetProblem(const AttentionProblem& problem, std::shared_ptr<const At
   origin_ = std::move(origin);
   stepper_ = std::move(stepper);
   final_ledger_ = final_ledger;
-  standard_ledger_ = StandardAttentionLedger(problem.n, problem.d);
+  standard_ledger_ = problem.backward() ? StandardAttentionBackwardLedger(problem.n, problem.d)
+                                       : StandardAttentionLedger(problem.n, problem.d);
+  forward_ledger_ = problem.backward() ? stepper_->ForwardLedger() : final_ledger;
+  standard_forward_ledger_ = StandardAttentionLedger(problem.n, problem.d);
   q_abs_max_ = AbsMax(inputs_->q);
   k_abs_max_ = AbsMax(inputs_->k);
   v_abs_max_ = AbsMax(inputs_->v);
@@ -111,6 +117,18 @@ void Model::SetProblem(const AttentionProblem& problem, std::shared_ptr<const At
         r.stats.resize(static_cast<std::size_t>(rp.n));
         ReferenceAttentionRows(in->q.data(), in->k.data(), in->v.data(), rp.n, rp.d, rp.scale, rp.causal, 0, rp.n,
                                r.o.data(), r.stats.data());
+        if (rp.backward()) {
+          ReferenceGradients g = ReferenceBackward(in->q.data(), in->k.data(), in->v.data(), in->dout.data(), rp.n,
+                                                   rp.d, rp.scale, rp.causal, 1);
+          r.o = std::move(g.dq);  // what the output view shows in the backward pass: dQ
+          r.dk = std::move(g.dk);
+          r.dv = std::move(g.dv);
+          // The stepper's own dK, dV: what the step view shows in HBM once each K/V tile has written them.
+          const std::vector<double> walked = Stepper(rp, in.get()).Replay([](const StepView&) { return true; });
+          const auto nd = static_cast<std::ptrdiff_t>(static_cast<std::size_t>(rp.n) * rp.d);
+          r.model_dk.assign(walked.begin() + nd, walked.begin() + 2 * nd);
+          r.model_dv.assign(walked.begin() + 2 * nd, walked.end());
+        }
         std::vector<double> magnitude(r.o.size());
         for (std::size_t k = 0; k < r.o.size(); ++k) magnitude[k] = std::abs(r.o[k]);
         const auto at = magnitude.begin() + static_cast<std::ptrdiff_t>(magnitude.size() * 99 / 100);
@@ -166,7 +184,7 @@ void Model::RefreshStep(std::int64_t old_step) {
 }
 
 int Model::phases_per_iteration() const {
-  return static_cast<int>(TileIterationPhases(problem_.order).size());
+  return static_cast<int>(TileIterationPhases(problem_).size());
 }
 
 std::int64_t Model::NextTileIterationStep() const {
@@ -216,7 +234,7 @@ TileStatus Model::QTileStatus(int i) const {
   const std::optional<std::int64_t> first = schedule().FirstStepOfPair(i, LastActiveColumn(problem_, i));
   if (!first) return TileStatus::kPending;
   // kv: the pair ends with write_back; q: the row tile ends with finalize and write_back after its last pair.
-  const std::int64_t last = *first + phases_per_iteration() - 1 + (problem_.order == LoopOrder::kQOuter ? 2 : 0);
+  const std::int64_t last = *first + phases_per_iteration() - 1 + (problem_.KvOuterLoop() ? 0 : 2);
   return last < step_ ? TileStatus::kDone : TileStatus::kPending;
 }
 
@@ -229,7 +247,7 @@ TileStatus Model::KvTileStatus(int j) const {
 }
 
 bool Model::OutputTileWritten(int i) const {
-  if (problem_.order == LoopOrder::kKvOuter) return true;
+  if (problem_.KvOuterLoop()) return true;  // kv: init wrote O; backward: init wrote dQ = 0
   const TileStatus status = QTileStatus(i);
   return status == TileStatus::kDone ||
          (status == TileStatus::kCurrent && state_.info.phase == Phase::kWriteBack);
@@ -327,7 +345,11 @@ const vortex::Report* Model::VortexReport(const vortex::Request& request, std::s
 const vortex::PhaseView& Model::VortexView(const vortex::Request& request) const {
   const vortex::Report* report = VortexReport(request, nullptr);
   if (!vortex_->view || vortex_->view_step_version != step_version_) {
-    vortex_->view = report ? vortex::ViewAtMainStep(*report, problem_, state_.info) : vortex::PhaseView{};
+    // The Vortex programs are the forward pass: in the backward pass they stand at their start.
+    AttentionProblem forward = problem_;
+    forward.pass = Pass::kForward;
+    const StepInfo at = problem_.backward() ? StepInfo{} : state_.info;
+    vortex_->view = report ? vortex::ViewAtMainStep(*report, forward, at) : vortex::PhaseView{};
     vortex_->view_step_version = step_version_;
   }
   return *vortex_->view;

@@ -65,7 +65,9 @@ struct HbmOutput {
 
 // The exact result, float64 (ReferenceAttentionRows over every row), once per problem.
 struct Reference {
-  std::vector<double> o;               // N × d
+  std::vector<double> o;               // N × d: O, or in the backward pass dQ (what the output view shows)
+  std::vector<double> dk, dv;          // the backward pass: dK and dV (N × d each), float64 reference
+  std::vector<double> model_dk, model_dv;  // the backward pass: dK and dV as the stepper computes them (its walk)
   std::vector<RowSoftmaxStats> stats;  // the exact m and ℓ of each row over all keys
   double abs_p99 = 1;                  // the 99th percentile of |O|: O's colour range (a few rows near one
                                        // V row would otherwise wash out the rest)
@@ -132,7 +134,11 @@ class Model {
   const HbmOutput* hbm_output() const { return hbm_output_.get(); }
   bool hbm_output_current() const { return hbm_output_.current(); }
   const Ledger& final_ledger() const { return final_ledger_; }
-  const Ledger& standard_ledger() const { return standard_ledger_; }
+  const Ledger& standard_ledger() const { return standard_ledger_; }  // standard attention's pass of this kind
+  // The forward pass of this problem (the backward pass's own in the q order) and standard attention's: the
+  // traffic tab's "forward + backward" totals.
+  const Ledger& forward_ledger() const { return forward_ledger_; }
+  const Ledger& standard_forward_ledger() const { return standard_forward_ledger_; }
   const Sweep* sweep() const { return sweep_.get(); }
   // The live GPU view's results: filled by the app (app/interop) in CUDA builds; in others it says why
   // it is off. Panels read it; the app writes it between frames.
@@ -160,6 +166,7 @@ class Model {
   StepState state_, previous_;
   std::int64_t tile_iteration_ = -1, tile_iterations_done_ = 0;
   Ledger final_ledger_, standard_ledger_;
+  Ledger forward_ledger_, standard_forward_ledger_;
   double q_abs_max_ = 1, k_abs_max_ = 1, v_abs_max_ = 1;
 
   BackgroundValue<Reference> reference_;

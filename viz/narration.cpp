@@ -16,6 +16,70 @@ std::string Keys(const AttentionProblem& p, int j) {
   return Sprintf("keys %d–%d", p.ColBegin(j), p.ColBegin(j) + p.ColsInTile(j) - 1);
 }
 
+// The backward pass (FlashAttention-2's), one sentence or two per phase, with the step's own numbers.
+std::string NarrateBackward(const Model& model) {
+  const AttentionProblem& p = model.problem();
+  const StepState& s = model.state();
+  const int i = s.info.i, j = s.info.j;
+  const std::string read = HumanBytes(static_cast<double>(s.delta.HbmReadBytes()));
+  const std::string written = HumanBytes(static_cast<double>(s.delta.HbmWriteBytes()));
+  switch (s.info.phase) {
+    case Phase::kInit:
+      return Sprintf("init: dQ = 0 is written to HBM (%s): every K/V tile will add its share into it. O and the "
+                     "log-sum-exp L are already there, saved by the forward pass; S and P were not kept.",
+                     written.c_str());
+    case Phase::kDelta:
+      return Sprintf("delta: O_i and dO_i (i = %d of T_r = %d, %s) come from HBM (%s) and D_i = rowsum(dO_i ∘ O_i) "
+                     "goes back (%s). This preprocessing pass lets dS_ij be computed later without O_i.",
+                     i, p.tr(), Rows(p, i).c_str(), read.c_str(), written.c_str());
+    case Phase::kLoadKv:
+      return Sprintf("load_kv: K_j and V_j (j = %d of T_c = %d, %s) come from HBM into SRAM (%s); dK_j = dV_j = 0 "
+                     "start on chip and stay there while %s visits them.",
+                     j, p.tc(), Keys(p, j).c_str(), read.c_str(),
+                     p.causal ? "each Q tile with a query at or after their first key" : "every Q tile");
+    case Phase::kLoadQ:
+      return Sprintf("load_q: Q_i, dO_i, L_i and D_i (i = %d of T_r = %d, %s) come from HBM (%s). Everything the "
+                     "gradients of this tile pair need is now on chip.",
+                     i, p.tr(), Rows(p, i).c_str(), read.c_str());
+    case Phase::kScores:
+      return Sprintf("scores: S_ij = scale·Q_i K_jᵀ is computed again (scale %s), %d × %d on chip: recomputing it "
+                     "is cheaper than storing N × N scores in the forward pass and reading them back.",
+                     Sprintf("%.4g", p.scale).c_str(), s.rows, s.cols);
+    case Phase::kProbs:
+      return "probs: P_ij = exp(S_ij − L_i) in place of S_ij. L_i is the whole row's log-sum-exp, so these are the "
+             "final softmax probabilities at once: no running maximum, no rescaling.";
+    case Phase::kGradV:
+      return "grad_v: dV_j += P_ijᵀ dO_i. Each key of the tile collects the output gradients of the queries that "
+             "attended to it, weighted by how much they did; dV_j stays in SRAM.";
+    case Phase::kGradP:
+      return "grad_p: dP_ij = dO_i V_jᵀ, the gradient of every probability of the tile, in a second B_r × B_c "
+             "buffer on chip.";
+    case Phase::kGradS:
+      return "grad_s: dS_ij = P_ij ∘ (dP_ij − D_i), the softmax's gradient, in place of dP_ij. D_i = rowsum(dO_i ∘ O_i) "
+             "stands in for rowsum(P_i ∘ dP_i) over the whole row, which no single tile could compute.";
+    case Phase::kGradK:
+      return Sprintf("grad_k: dK_j += scale·dS_ijᵀ Q_i (scale %s), on chip with dV_j.",
+                     Sprintf("%.4g", p.scale).c_str());
+    case Phase::kGradQ:
+      return Sprintf("grad_q: dQ_i is read from HBM, scale·dS_ij K_j is added and it is written back (%s read, %s "
+                     "written). On a GPU the blocks of other K/V tiles add into the same rows at the same time: "
+                     "atomicAdd.",
+                     read.c_str(), written.c_str());
+    case Phase::kWriteGrads:
+      return Sprintf("write_dk_dv: dK_j and dV_j are complete after every Q tile and go to HBM once (%s).",
+                     written.c_str());
+    case Phase::kDone: {
+      const double flash = static_cast<double>(model.final_ledger().HbmBytes());
+      const double standard = static_cast<double>(model.standard_ledger().HbmBytes());
+      return Sprintf("done: dQ, dK and dV are complete. The backward pass moved %s through HBM; standard attention's "
+                     "backward, which reads the stored P and writes dP and dS, would move %s (%.2f× as much).",
+                     HumanBytes(flash).c_str(), HumanBytes(standard).c_str(), flash > 0 ? standard / flash : 0.0);
+    }
+    default: break;
+  }
+  return "";
+}
+
 }  // namespace
 
 std::string RescaleSummary(const StepState& state) {
@@ -43,6 +107,7 @@ std::string RescaleSummary(const StepState& state) {
 
 std::string Narrate(const Model& model) {
   if (!model.has_problem()) return "No problem loaded.";
+  if (model.problem().backward()) return NarrateBackward(model);
   const AttentionProblem& p = model.problem();
   const StepState& s = model.state();
   const int i = s.info.i, j = s.info.j;
@@ -114,6 +179,7 @@ std::string Narrate(const Model& model) {
                      "(%.2f× as much).",
                      HumanBytes(flash).c_str(), HumanBytes(standard).c_str(), flash > 0 ? standard / flash : 0.0);
     }
+    default: break;  // the backward pass's phases: NarrateBackward
   }
   return "";
 }

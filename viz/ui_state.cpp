@@ -16,6 +16,7 @@ ProblemRequest ProblemForm::ToRequest() const {
     r.sram_bytes = sram_bytes;  // still the budget the occupancy is shown against
   }
   r.order = order;
+  r.pass = pass;
   if (scale_mode == ScaleMode::kNone) r.scale = 1.0;
   else if (scale_mode == ScaleMode::kCustom) r.scale = scale;
   r.causal = causal;
@@ -40,7 +41,12 @@ ProblemForm Form(int n, int d, int br, int bc, std::int64_t sram, LoopOrder orde
   return f;
 }
 
-const std::array<Preset, 4> kPresets = {{
+ProblemForm Backward(ProblemForm form) {
+  form.pass = Pass::kBackward;
+  return form;
+}
+
+const std::array<Preset, 5> kPresets = {{
     {"first-lesson", "First lesson",
      "N = 8, d = 4, B_r = B_c = 2: four Q tiles and four K/V tiles, every number visible",
      Form(8, 4, 2, 2, kDefaultSramBytes, LoopOrder::kKvOuter, false, 1)},
@@ -53,6 +59,10 @@ const std::array<Preset, 4> kPresets = {{
      Form(1024, 64, 0, 0, 48 * 1024, LoopOrder::kKvOuter, false, 0)},
     {"causal", "Causal", "N = 64, d = 8, B_r = B_c = 8 with the causal mask: tiles above the diagonal do no work",
      Form(64, 8, 8, 8, kDefaultSramBytes, LoopOrder::kKvOuter, true, 3)},
+    {"backward", "Backward pass",
+     "N = 8, d = 4, B_r = B_c = 2: FlashAttention-2's backward pass (dK_j, dV_j on chip, dQ_i through HBM) after "
+     "the forward pass that saves O and L",
+     Backward(Form(8, 4, 2, 2, kDefaultSramBytes, LoopOrder::kQOuter, false, 1))},
 }};
 
 }  // namespace

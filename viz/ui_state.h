@@ -31,12 +31,14 @@ struct ProblemForm {
   std::int64_t sram_bytes = kDefaultSramBytes;
   int br = 16, bc = 16;
   LoopOrder order = LoopOrder::kKvOuter;
+  Pass pass = Pass::kForward;
   ScaleMode scale_mode = ScaleMode::kDefault;
   double scale = 1.0;
   bool causal = false;
   std::uint64_t seed = 0;
   std::string input_path;  // an HW4 file: Q, K, V (and N, d) from it; empty: random inputs from `seed`
   int batch = 0;
+  std::string dout_path;  // the backward pass's dO (raw float32); empty: random from `seed`
 
   // The request for the kernels (N and d as given; with a file the app takes them from its header).
   ProblemRequest ToRequest() const;
@@ -49,7 +51,8 @@ struct Preset {
   const char* description;
   ProblemForm form;
 };
-// First lesson (N = 8, d = 4), the Vortex report (N = 64, d = 8), the assignment (N = 1024, d = 64), causal.
+// First lesson (N = 8, d = 4), the Vortex report (N = 64, d = 8), the assignment (N = 1024, d = 64), causal, and
+// the backward pass (N = 8, d = 4).
 std::span<const Preset> Presets();
 const Preset* FindPreset(const std::string& id);
 

@@ -1,4 +1,4 @@
-// flashviz gen --b B --n N --d D [--seed S] --out INPUT [--ref OUTPUT]
+// flashviz gen --b B --n N --d D [--seed S] --out INPUT [--ref OUTPUT] [--dout DOUT]
 #include <CLI/CLI.hpp>
 #include <cmath>
 #include <cstdio>
@@ -11,6 +11,7 @@
 #include "kernels/common/format.h"
 #include "kernels/common/random.h"
 #include "kernels/cpu/reference.h"
+#include "kernels/cpu/stepper.h"
 
 namespace flashviz {
 namespace {
@@ -18,7 +19,7 @@ namespace {
 struct GenOptions {
   int b = 0, n = 0, d = 0;
   std::uint64_t seed = 0;
-  std::string out, ref;
+  std::string out, ref, dout;
 };
 
 int RunGen(const GenOptions& o) {
@@ -32,6 +33,7 @@ int RunGen(const GenOptions& o) {
   CommandFiles files;  // --out and --ref may not be one file, and land together
   OutputFile& input_file = files.AddOutput(o.out);
   OutputFile* ref_file = o.ref.empty() ? nullptr : &files.AddOutput(o.ref);
+  OutputFile* dout_file = o.dout.empty() ? nullptr : &files.AddOutput(o.dout);
 
   Hw4Input in;
   in.b = o.b;
@@ -42,6 +44,11 @@ int RunGen(const GenOptions& o) {
   const std::vector<std::uint8_t> bytes = SerializeHw4(in);
   input_file.Write(bytes.data(), bytes.size());
 
+  if (dout_file) {
+    // One upstream gradient per batch, B·N·d values (`trace --pass backward --input F --dout D --batch K`).
+    const std::vector<float> dout = MakeRandomUpstreamGradient(o.b * o.n, o.d, o.seed);
+    dout_file->Write(dout.data(), dout.size() * sizeof(float));
+  }
   if (ref_file) {
     std::fprintf(stderr, "computing the float64 reference (%d × N = %d, d = %d)...\n", o.b, o.n, o.d);
     const std::vector<double> ref =
@@ -64,6 +71,8 @@ void AddGenCommand(CLI::App& app, CommandList& commands) {
   AddSeedOption(*cmd, options->seed, "random seed (default 0)");
   cmd->add_option("--out", options->out, "the HW4 input file to write")->required();
   cmd->add_option("--ref", options->ref, "also write the float64 reference output (as float32), scale 1/sqrt(d)");
+  cmd->add_option("--dout", options->dout,
+                  "also write an upstream gradient dO for the backward pass: B·N·d float32, uniform in [-1, 1]");
   commands.push_back({cmd, [options] { return RunGen(*options); }});
 }
 

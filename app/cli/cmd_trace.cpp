@@ -1,4 +1,5 @@
 // flashviz trace [problem options] --out FILE.jsonl [--o-out O.bin] [--summary]
+// flashviz trace --pass backward [--dout dO.bin] [--out FILE.jsonl] [--grads-out GRADS.bin] [--summary]
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <memory>
@@ -21,6 +22,7 @@ struct TraceCommandOptions {
   ProblemOptions problem;
   std::string out;
   std::string o_out;
+  std::string grads_out;
   bool summary = false;
   bool gpu = false;
   int probe_tile = 0, probe_row = 0;
@@ -47,7 +49,7 @@ GpuTraceFields RunOnGpu([[maybe_unused]] const Stepper& stepper, [[maybe_unused]
   fields.config = {
       {"gpu",
        {{"device", cuda::CudaDeviceDescription()}, {"kernel", result->kernel}, {"kernel_ms", result->kernel_ms}}}};
-  const Phase iteration_end = TileIterationPhases(p.order).back();
+  const Phase iteration_end = TileIterationPhases(p).back();
   fields.per_step = [result, check, iteration_end, p](const StepView& view) {
     const StepInfo& info = view.info();
     if (info.phase == Phase::kDone)
@@ -99,10 +101,17 @@ class TraceSizeCheck {
 };
 
 int RunTrace(const TraceCommandOptions& o) {
-  if (o.out.empty() && o.o_out.empty() && !o.summary)
-    throw UsageError("trace needs --out FILE.jsonl, --o-out FILE or --summary");
+  const bool backward = o.problem.pass == "backward";
+  if (o.out.empty() && o.o_out.empty() && o.grads_out.empty() && !o.summary)
+    throw UsageError(backward ? "trace needs --out FILE.jsonl, --grads-out FILE, --o-out FILE or --summary"
+                              : "trace needs --out FILE.jsonl, --o-out FILE or --summary");
+  if (!o.grads_out.empty() && !backward)
+    throw UsageError("--grads-out writes the backward pass's dQ, dK, dV: add --pass backward");
   if (o.gpu && o.out.empty()) throw UsageError("--gpu writes the GPU's values into the trace: give --out FILE.jsonl");
-  const bool needs_numbers = !o.out.empty() || !o.o_out.empty();
+  if (o.gpu && backward)
+    throw UsageError("--gpu cross-checks the forward pass's m_i and l_i; the backward pass has no GPU probe in trace "
+                     "(`flashviz bench --pass backward` validates the CUDA backward kernels)");
+  const bool needs_numbers = !o.out.empty() || !o.o_out.empty() || !o.grads_out.empty();
   const LoadedProblem loaded = LoadProblem(o.problem, needs_numbers);
   const Stepper stepper(loaded.problem, loaded.inputs.get());
   // Open the outputs first: an unwritable or aliased path is reported before the work, and nothing partial
@@ -111,6 +120,7 @@ int RunTrace(const TraceCommandOptions& o) {
   if (!o.problem.input.empty()) files.AddInput(o.problem.input);
   OutputFile* trace_file = o.out.empty() ? nullptr : &files.AddOutput(o.out);
   OutputFile* o_file = o.o_out.empty() ? nullptr : &files.AddOutput(o.o_out);
+  OutputFile* grads_file = o.grads_out.empty() ? nullptr : &files.AddOutput(o.grads_out);
 
   GpuTraceFields gpu;
   if (o.gpu) gpu = RunOnGpu(stepper, o);
@@ -141,14 +151,26 @@ int RunTrace(const TraceCommandOptions& o) {
     }
     progress.Finish();
   }
+  // The backward pass's walk returns dQ, dK, dV; its O is the one the forward pass saved.
+  const std::vector<double>& o_values = backward && stepper.saved() ? stepper.saved()->o : output;
   if (o_file) {
-    const std::vector<float> o32(output.begin(), output.end());
+    const std::vector<float> o32(o_values.begin(), o_values.end());
     o_file->Write(o32.data(), o32.size() * sizeof(float));
   }
+  if (grads_file) {
+    const std::vector<float> grads32(output.begin(), output.end());
+    grads_file->Write(grads32.data(), grads32.size() * sizeof(float));
+  }
   files.Commit();
-  if (o.summary)
-    std::fputs(TraceSummary(loaded.problem, flash, StandardAttentionLedger(loaded.problem.n, loaded.problem.d)).c_str(),
-               stdout);
+  if (o.summary) {
+    const AttentionProblem& p = loaded.problem;
+    if (backward) {
+      const Ledger forward = stepper.ForwardLedger();
+      std::fputs(TraceSummary(p, flash, StandardAttentionBackwardLedger(p.n, p.d), &forward).c_str(), stdout);
+    } else {
+      std::fputs(TraceSummary(p, flash, StandardAttentionLedger(p.n, p.d)).c_str(), stdout);
+    }
+  }
   if (o.gpu) {
     // A disagreement is loud: on stderr and in the exit status (the trace is still written, it is the evidence).
     std::fprintf(stderr, "%s%s\n", gpu.agrees ? "" : "flashviz: ", gpu.verdict.c_str());
@@ -164,8 +186,13 @@ void AddTraceCommand(CLI::App& app, CommandList& commands) {
   CLI::App* cmd = app.add_subcommand("trace", "Write the stepper's state after every phase as JSON Lines");
   AddProblemOptions(*cmd, options->problem);
   cmd->add_option("--out", options->out, "the trace, one JSON object per step (first line: the config)");
-  cmd->add_option("--o-out", options->o_out, "the final O as raw float32 (N·d values)");
-  cmd->add_flag("--summary", options->summary, "print the HBM/SRAM totals (flash and standard attention)");
+  cmd->add_option("--o-out", options->o_out,
+                  "the final O as raw float32 (N·d values; with --pass backward the O its forward pass saved)");
+  cmd->add_option("--grads-out", options->grads_out,
+                  "with --pass backward: dQ, dK and dV as raw float32, 3·N·d values in that order");
+  cmd->add_flag("--summary", options->summary,
+                "print the HBM/SRAM totals (flash and standard attention; with --pass backward also the forward pass "
+                "and forward + backward)");
   cmd->add_flag("--gpu", options->gpu,
                 "also run the instrumented CUDA kernel (flash1 for kv, flash2_row for q) on the same tiles and write "
                 "its m_i, l_i beside the model's (exit status 1 when they disagree beyond fp32 rounding)");

@@ -2,9 +2,11 @@
 
 #include <CLI/CLI.hpp>
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
 
 #include "app/io/hw4_file.h"
+#include "kernels/common/files.h"
 #include "kernels/common/format.h"
 
 namespace flashviz {
@@ -39,6 +41,10 @@ void AddProblemOptions(CLI::App& cmd, ProblemOptions& o) {
   cmd.add_option("--sram", o.sram_bytes, "on-chip SRAM size M in bytes (default 16384, a Vortex core's local memory)");
   cmd.add_option("--order", o.order, "loop order: kv (Algorithm 1, K/V outer) or q (FlashAttention-2, Q outer)")
       ->check(CLI::IsMember({"kv", "q"}));
+  cmd.add_option("--pass", o.pass,
+                 "forward (the default) or backward (FlashAttention-2's backward pass, after the forward pass in the q "
+                 "order that saves O and L)")
+      ->check(CLI::IsMember({"forward", "backward"}));
   cmd.add_option("--scale", o.scale, "scale applied to Q·Kᵀ: a number or none (default 1/sqrt(d))");
   cmd.add_flag("--causal", o.causal, "mask keys after the query (key index > query index)");
   AddSeedOption(cmd, o.seed, "seed of the random inputs (uniform in [-3, 3]; default 0)");
@@ -50,6 +56,9 @@ void AddProblemOptions(CLI::App& cmd, ProblemOptions& o) {
         o.batch_given = true;
       },
       "which batch of the --input file (default 0)");
+  cmd.add_option("--dout", o.dout,
+                 "with --pass backward: the upstream gradient dO as raw float32, N·d values (or B·N·d beside an "
+                 "--input file: --batch picks it); default random in [-1, 1] from --seed");
 }
 
 void AddSeedOption(CLI::App& cmd, std::uint64_t& seed, const std::string& description) {
@@ -76,19 +85,58 @@ ProblemRequest ToRequest(const ProblemOptions& o, int n, int d) {
   request.bc = o.bc;
   request.sram_bytes = o.sram_bytes;
   request.order = ParseLoopOrder(o.order).value_or(LoopOrder::kKvOuter);
+  request.pass = ParsePass(o.pass).value_or(Pass::kForward);
   request.scale = ParseScale(o.scale);
   request.causal = o.causal;
   return request;
 }
 
+namespace {
+
+// dO for the backward pass: N·d float32 values, or one head of B·N·d beside an HW4 file of B batches.
+std::vector<float> ReadUpstreamGradient(const std::string& path, int n, int d, int batches, int batch) {
+  const InputFile file(path);
+  const std::int64_t head_bytes = std::int64_t{n} * d * 4;
+  std::int64_t offset = 0;
+  if (file.size() == head_bytes * batches && batches > 1) offset = head_bytes * batch;
+  else if (file.size() != head_bytes)
+    throw InputError(Sprintf("--dout %s: %lld bytes, but dO of N = %d, d = %d is %lld bytes of float32 (N·d values)%s",
+                             path.c_str(), static_cast<long long>(file.size()), n, d,
+                             static_cast<long long>(head_bytes),
+                             batches > 1 ? Sprintf(", or %lld for all %d batches", static_cast<long long>(head_bytes * batches),
+                                                   batches).c_str()
+                                         : ""));
+  std::vector<float> dout(static_cast<std::size_t>(n) * d);
+  file.ReadAt(dout.data(), dout.size() * sizeof(float), offset);
+  for (std::size_t at = 0; at < dout.size(); ++at)
+    if (!std::isfinite(dout[at]))
+      throw InputError(Sprintf("--dout %s: value %zu (row %zu, column %zu) is %g: dO must be finite", path.c_str(),
+                               at, at / static_cast<std::size_t>(d), at % static_cast<std::size_t>(d),
+                               static_cast<double>(dout[at])));
+  return dout;
+}
+
+void AddUpstreamGradient(const ProblemOptions& o, int batches, LoadedProblem& loaded) {
+  if (!loaded.problem.backward()) return;
+  auto inputs = std::make_shared<AttentionInputs>(*loaded.inputs);
+  inputs->dout = o.dout.empty() ? MakeRandomUpstreamGradient(loaded.problem.n, loaded.problem.d, o.seed)
+                                : ReadUpstreamGradient(o.dout, loaded.problem.n, loaded.problem.d, batches, o.batch);
+  loaded.inputs = std::move(inputs);
+}
+
+}  // namespace
+
 LoadedProblem LoadProblem(const ProblemOptions& o, bool with_inputs) {
   LoadedProblem loaded;
   if (o.input.empty() && o.batch_given)
     throw UsageError("--batch picks a batch of an HW4 file: give it with --input FILE");
+  if (!o.dout.empty() && o.pass != "backward") throw UsageError("--dout is the backward pass's dO: add --pass backward");
   if (o.input.empty()) {
     loaded.problem = ResolveFromOptions(ToRequest(o, o.n.value_or(64), o.d.value_or(8)));
-    if (with_inputs)
+    if (with_inputs) {
       loaded.inputs = std::make_shared<AttentionInputs>(MakeRandomInputs(loaded.problem.n, loaded.problem.d, o.seed));
+      AddUpstreamGradient(o, 1, loaded);
+    }
     return loaded;
   }
   const Hw4Input header = ReadHw4Header(o.input);
@@ -100,7 +148,10 @@ LoadedProblem LoadProblem(const ProblemOptions& o, bool with_inputs) {
     throw UsageError(Sprintf("--batch %d: %s has batches 0 to %d", o.batch, o.input.c_str(), header.b - 1));
   loaded.problem = ResolveFromOptions(ToRequest(o, header.n, header.d));
   // One batch read, not the whole file (an HW4 file of many batches can be gigabytes).
-  if (with_inputs) loaded.inputs = std::make_shared<AttentionInputs>(ReadHw4Batch(o.input, o.batch));
+  if (with_inputs) {
+    loaded.inputs = std::make_shared<AttentionInputs>(ReadHw4Batch(o.input, o.batch));
+    AddUpstreamGradient(o, header.b, loaded);
+  }
   return loaded;
 }
 

@@ -1,5 +1,5 @@
 // The problem options shared by `gui` and `trace` (the README's command-line contract):
-// --n --d --br --bc --sram --order --scale --causal --seed --input --batch.
+// --n --d --br --bc --sram --order --pass --scale --causal --seed --input --batch --dout.
 #pragma once
 
 #include <cstdint>
@@ -20,6 +20,8 @@ struct ProblemOptions {
   std::optional<int> n, d, br, bc;
   std::optional<std::int64_t> sram_bytes;
   std::string order = "kv";
+  std::string pass = "forward";
+  std::string dout;  // the backward pass's dO, raw float32 (N·d, or B·N·d beside an HW4 file); random when empty
   std::string scale;  // empty: 1/√d; "none"; or a number
   bool causal = false;
   std::uint64_t seed = 0;
@@ -33,7 +35,8 @@ void AddProblemOptions(CLI::App& command, ProblemOptions& options);
 // --seed S for every command that draws random inputs: a decimal 0 … 2⁶⁴ − 1, refused (not wrapped) beyond.
 void AddSeedOption(CLI::App& command, std::uint64_t& seed, const std::string& description);
 
-// The problem and its inputs: from --input (N and d from the file) or random from --seed.
+// The problem and its inputs: from --input (N and d from the file) or random from --seed; for the backward pass
+// dO from --dout or random from --seed.
 struct LoadedProblem {
   AttentionProblem problem;
   std::shared_ptr<const AttentionInputs> inputs;

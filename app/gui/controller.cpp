@@ -87,6 +87,10 @@ void HandleKeyboard(const Model& m, UiState& ui) {
     if (pressed(GLFW_KEY_O, false)) ui.open_load_dialog = true;
     if (pressed(GLFW_KEY_E, false)) ui.open_export_dialog = true;
     if (pressed(GLFW_KEY_Q, false)) ui.requests.Push(UiRequest::kQuit);
+    if (pressed(GLFW_KEY_B, false)) {  // forward ⇄ backward pass, the cursor kept on the same tile pair
+      ui.form.pass = ui.form.pass == Pass::kForward ? Pass::kBackward : Pass::kForward;
+      ui.requests.Push(UiRequest::kApplyForm);
+    }
     if (pressed(GLFW_KEY_L, false)) {
       ui.appearance.presentation = !ui.appearance.presentation;
       ui.requests.Push(UiRequest::kRebuildStyle);
@@ -171,6 +175,8 @@ bool ApplyForm(Model& model, UiState& ui) {
   }
   options.sram_bytes = f.sram_bytes;
   options.order = std::string(LoopOrderName(f.order));
+  options.pass = std::string(PassName(f.pass));
+  options.dout = f.pass == Pass::kBackward ? f.dout_path : std::string();
   if (f.scale_mode == ProblemForm::ScaleMode::kNone) options.scale = "none";
   else if (f.scale_mode == ProblemForm::ScaleMode::kCustom) options.scale = Sprintf("%.17g", f.scale);
   options.causal = f.causal;

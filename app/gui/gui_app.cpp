@@ -53,6 +53,8 @@ ProblemForm FormFromOptions(const ProblemOptions& o, const AttentionProblem& res
   f.bc = resolved.bc;
   f.sram_bytes = resolved.sram_bytes;
   f.order = resolved.order;
+  f.pass = resolved.pass;
+  f.dout_path = o.dout;
   if (o.scale.empty()) {
     f.scale_mode = ProblemForm::ScaleMode::kDefault;
   } else if (o.scale == "none") {

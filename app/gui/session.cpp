@@ -112,6 +112,8 @@ std::string SessionToJson(const UiState& ui, std::int64_t step) {
                   {"br", f.br},
                   {"bc", f.bc},
                   {"order", std::string(LoopOrderName(f.order))},
+                  {"pass", std::string(PassName(f.pass))},
+                  {"dout", f.dout_path},
                   {"scale_mode", ScaleModeName(f.scale_mode)},
                   {"scale", f.scale},
                   {"causal", f.causal},
@@ -175,6 +177,10 @@ std::int64_t SessionFromJson(const std::string& text, const std::string& name, U
     const auto order = ParseLoopOrder(read.String(p, "order", "kv"));
     if (!order) throw InputError(name + ": \"order\" must be \"kv\" or \"q\"");
     f.order = *order;
+    const auto pass = ParsePass(read.String(p, "pass", "forward"));
+    if (!pass) throw InputError(name + ": \"pass\" must be \"forward\" or \"backward\"");
+    f.pass = *pass;
+    f.dout_path = read.String(p, "dout", "");
     const std::string scale_mode = read.String(p, "scale_mode", "default");
     if (scale_mode == "default") f.scale_mode = ProblemForm::ScaleMode::kDefault;
     else if (scale_mode == "none") f.scale_mode = ProblemForm::ScaleMode::kNone;

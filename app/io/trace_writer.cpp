@@ -28,7 +28,9 @@ std::string TraceConfigLine(const AttentionProblem& p, const TraceOptions& optio
                  {"bc", p.bc},
                  {"tr", p.tr()},
                  {"tc", p.tc()},
-                 {"order", std::string(LoopOrderName(p.order))},
+                 // The backward pass's own loop runs over K/V tiles whatever order was asked for.
+                 {"order", std::string(LoopOrderName(p.backward() ? LoopOrder::kKvOuter : p.order))},
+                 {"pass", std::string(PassName(p.pass))},
                  {"scale", p.scale},
                  {"causal", p.causal},
                  {"sram_bytes", p.sram_bytes},
@@ -42,17 +44,23 @@ std::string TraceConfigLine(const AttentionProblem& p, const TraceOptions& optio
   return Json{{"config", config}}.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n";
 }
 
-std::string TraceStepLine(const StepView& view, const Ledger* standard, const Json& extra) {
+std::string TraceStepLine(const StepView& view, const Ledger* standard, const Json& extra, bool backward,
+                          const Ledger* forward, const Ledger* standard_forward) {
   const StepInfo& info = view.info();
   Json line = {{"step", info.step}, {"phase", std::string(PhaseName(info.phase))}, {"i", Index(info.i)},
                {"j", Index(info.j)}};
-  const TileNumerics& tile = view.tile();
-  const bool has_tile = info.i >= 0 && !tile.m.empty();
-  line["m"] = has_tile ? JsonNumbers(tile.m) : Json(nullptr);
-  line["l"] = has_tile ? JsonNumbers(tile.l) : Json(nullptr);
-  if (has_tile && !tile.m_tile.empty()) line["m_tile"] = JsonNumbers(tile.m_tile);
-  if (has_tile && !tile.l_tile.empty()) line["l_tile"] = JsonNumbers(tile.l_tile);
-  if (has_tile && !tile.lse.empty()) line["lse"] = JsonNumbers(tile.lse);
+  if (backward) {
+    // The backward pass has no running statistics: D_i where the delta step computes it.
+    if (info.phase == Phase::kDelta && !view.grad().delta.empty()) line["delta"] = JsonNumbers(view.grad().delta);
+  } else {
+    const TileNumerics& tile = view.tile();
+    const bool has_tile = info.i >= 0 && !tile.m.empty();
+    line["m"] = has_tile ? JsonNumbers(tile.m) : Json(nullptr);
+    line["l"] = has_tile ? JsonNumbers(tile.l) : Json(nullptr);
+    if (has_tile && !tile.m_tile.empty()) line["m_tile"] = JsonNumbers(tile.m_tile);
+    if (has_tile && !tile.l_tile.empty()) line["l_tile"] = JsonNumbers(tile.l_tile);
+    if (has_tile && !tile.lse.empty()) line["lse"] = JsonNumbers(tile.lse);
+  }
   const Ledger& ledger = view.ledger();
   line["hbm_read_bytes"] = ledger.HbmReadBytes();
   line["hbm_write_bytes"] = ledger.HbmWriteBytes();
@@ -60,6 +68,12 @@ std::string TraceStepLine(const StepView& view, const Ledger* standard, const Js
   if (standard) {
     line["standard_hbm_read_bytes"] = standard->HbmReadBytes();
     line["standard_hbm_write_bytes"] = standard->HbmWriteBytes();
+  }
+  if (forward) {  // the backward pass's done line: what the forward pass before it moved
+    line["forward_hbm_read_bytes"] = forward->HbmReadBytes();
+    line["forward_hbm_write_bytes"] = forward->HbmWriteBytes();
+    line["standard_forward_hbm_read_bytes"] = standard_forward->HbmReadBytes();
+    line["standard_forward_hbm_write_bytes"] = standard_forward->HbmWriteBytes();
   }
   if (extra.is_object()) line.update(extra);
   return line.dump() + "\n";
@@ -69,18 +83,26 @@ std::vector<double> WriteTrace(const Stepper& stepper, const TraceOptions& optio
                                const Json& extra_config, const TraceExtraFields& extra) {
   const AttentionProblem& p = stepper.problem();
   out(TraceConfigLine(p, options, extra_config), -1);
-  const Ledger standard = StandardAttentionLedger(p.n, p.d);
+  const bool backward = p.backward();
+  const Ledger standard = backward ? StandardAttentionBackwardLedger(p.n, p.d) : StandardAttentionLedger(p.n, p.d);
+  const Ledger forward = backward ? stepper.ForwardLedger() : Ledger{};
+  const Ledger standard_forward = StandardAttentionLedger(p.n, p.d);
   return stepper.Replay([&](const StepView& view) {
     const bool done = view.info().phase == Phase::kDone;
-    out(TraceStepLine(view, done ? &standard : nullptr, extra ? extra(view) : Json(nullptr)), view.info().step);
+    out(TraceStepLine(view, done ? &standard : nullptr, extra ? extra(view) : Json(nullptr), backward,
+                      done && backward ? &forward : nullptr, &standard_forward),
+        view.info().step);
     return true;
   });
 }
 
-std::string TraceSummary(const AttentionProblem& p, const Ledger& flash, const Ledger& standard) {
-  std::string text = Sprintf("N = %d, d = %d, B_r = %d, B_c = %d, T_r = %d, T_c = %d, order %s%s, M = %s\n", p.n,
-                             p.d, p.br, p.bc, p.tr(), p.tc(), std::string(LoopOrderName(p.order)).c_str(),
-                             p.causal ? ", causal" : "", HumanBytes(static_cast<double>(p.sram_bytes)).c_str());
+std::string TraceSummary(const AttentionProblem& p, const Ledger& flash, const Ledger& standard,
+                         const Ledger* forward) {
+  const std::string order =
+      p.backward() ? std::string("backward pass") : "order " + std::string(LoopOrderName(p.order));
+  std::string text = Sprintf("N = %d, d = %d, B_r = %d, B_c = %d, T_r = %d, T_c = %d, %s%s, M = %s\n", p.n, p.d,
+                             p.br, p.bc, p.tr(), p.tc(), order.c_str(), p.causal ? ", causal" : "",
+                             HumanBytes(static_cast<double>(p.sram_bytes)).c_str());
   text += "tensor      flash read    flash write   standard read standard write\n";
   for (int t = 0; t < kHbmTensorCount; ++t) {
     const Traffic& f = flash.hbm[t];
@@ -107,6 +129,17 @@ std::string TraceSummary(const AttentionProblem& p, const Ledger& flash, const L
                       : "exceeds M: Algorithm 1's sizing leaves out S_ij and the statistics");
   text += Sprintf("SRAM reads by compute %lld bytes, writes %lld bytes\n",
                   static_cast<long long>(flash.sram_read_bytes), static_cast<long long>(flash.sram_write_bytes));
+  if (forward) {
+    // A training step pays both passes: the forward pass in the q order (which saves O and L) and this one.
+    const Ledger standard_forward = StandardAttentionLedger(p.n, p.d);
+    const Ledger flash_total = LedgerSum(*forward, flash), standard_total = LedgerSum(standard_forward, standard);
+    text += Sprintf("forward (q order) hbm bytes %lld, standard %lld\n", static_cast<long long>(forward->HbmBytes()),
+                    static_cast<long long>(standard_forward.HbmBytes()));
+    text += Sprintf("forward + backward hbm bytes %lld, standard %lld (%.4f)\n",
+                    static_cast<long long>(flash_total.HbmBytes()), static_cast<long long>(standard_total.HbmBytes()),
+                    static_cast<double>(flash_total.HbmBytes()) /
+                        static_cast<double>(std::max<std::int64_t>(1, standard_total.HbmBytes())));
+  }
   return text;
 }
 

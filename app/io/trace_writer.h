@@ -31,18 +31,24 @@ std::string TraceConfigLine(const AttentionProblem& problem, const TraceOptions&
 // Extra fields for one step's line (an object, or null for none): e.g. the GPU's values beside the model's.
 using TraceExtraFields = std::function<Json(const StepView& view)>;
 
-// One step's line, ending with '\n'.
-std::string TraceStepLine(const StepView& view, const Ledger* standard_attention, const Json& extra = nullptr);
+// One step's line, ending with '\n'. The backward pass's lines carry D_i on delta steps instead of m, ℓ; its done
+// line also the forward pass's totals (flash in the q order, and standard attention's).
+std::string TraceStepLine(const StepView& view, const Ledger* standard_attention, const Json& extra = nullptr,
+                          bool backward = false, const Ledger* forward = nullptr,
+                          const Ledger* standard_forward = nullptr);
 
 // Receives each line of the trace (ending with '\n') with the step it describes (−1 for the config line).
 using TraceLineSink = std::function<void(std::string_view line, std::int64_t step)>;
 
-// Hands the whole trace to `out` line by line and returns the final O (N × d, float64). `extra_config` joins
+// Hands the whole trace to `out` line by line and returns the final O (N × d, float64), or for the backward pass
+// dQ, dK, dV (3 · N × d). `extra_config` joins
 // the config object, `extra` is asked for every step.
 std::vector<double> WriteTrace(const Stepper& stepper, const TraceOptions& options, const TraceLineSink& out,
                                const Json& extra_config = Json::object(), const TraceExtraFields& extra = {});
 
-// The totals alone, as printed by --summary.
-std::string TraceSummary(const AttentionProblem& problem, const Ledger& flash, const Ledger& standard);
+// The totals alone, as printed by --summary. `standard` is standard attention's pass of the same kind; with
+// `forward` (the backward pass) the forward pass's totals and the forward + backward sums follow.
+std::string TraceSummary(const AttentionProblem& problem, const Ledger& flash, const Ledger& standard,
+                         const Ledger* forward = nullptr);
 
 }  // namespace flashviz

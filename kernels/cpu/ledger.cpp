@@ -1,9 +1,12 @@
 #include "kernels/cpu/ledger.h"
 
+#include <algorithm>
+
 namespace flashviz {
 
 std::string_view HbmTensorName(HbmTensor tensor) {
-  static constexpr std::string_view kNames[kHbmTensorCount] = {"Q", "K", "V", "O", "l", "m", "L", "S", "P"};
+  static constexpr std::string_view kNames[kHbmTensorCount] = {"Q", "K", "V", "O", "l", "m", "L", "S", "P",
+                                                                 "dO", "dQ", "dK", "dV", "D", "dP", "dS"};
   return kNames[static_cast<int>(tensor)];
 }
 
@@ -51,6 +54,50 @@ Ledger StandardAttentionLedger(int n, int d) {
     ledger.WriteHbm(HbmTensor::kO, d);
   }
   return ledger;
+}
+
+Ledger StandardAttentionBackwardLedger(int n, int d) {
+  Ledger ledger;
+  const std::int64_t row = n;
+  for (int r = 0; r < n; ++r) {  // dV = Pᵀ dO: row r of P and of dO meet every row of dV
+    ledger.ReadHbm(HbmTensor::kP, row);
+    ledger.ReadHbm(HbmTensor::kDO, d);
+    ledger.WriteHbm(HbmTensor::kDV, d);
+  }
+  for (int r = 0; r < n; ++r) {  // dP = dO Vᵀ
+    ledger.ReadHbm(HbmTensor::kDO, d);
+    ledger.ReadHbm(HbmTensor::kV, d);
+    ledger.WriteHbm(HbmTensor::kDP, row);
+  }
+  for (int r = 0; r < n; ++r) {  // dS = P ∘ (dP − rowsum(P ∘ dP)), the softmax's backward row by row
+    ledger.ReadHbm(HbmTensor::kP, row);
+    ledger.ReadHbm(HbmTensor::kDP, row);
+    ledger.WriteHbm(HbmTensor::kDS, row);
+  }
+  for (int r = 0; r < n; ++r) {  // dQ = scale·dS K
+    ledger.ReadHbm(HbmTensor::kDS, row);
+    ledger.ReadHbm(HbmTensor::kK, d);
+    ledger.WriteHbm(HbmTensor::kDQ, d);
+  }
+  for (int r = 0; r < n; ++r) {  // dK = scale·dSᵀ Q
+    ledger.ReadHbm(HbmTensor::kDS, row);
+    ledger.ReadHbm(HbmTensor::kQ, d);
+    ledger.WriteHbm(HbmTensor::kDK, d);
+  }
+  return ledger;
+}
+
+Ledger LedgerSum(const Ledger& a, const Ledger& b) {
+  Ledger sum = a;
+  for (int t = 0; t < kHbmTensorCount; ++t) {
+    sum.hbm[t].read_bytes += b.hbm[t].read_bytes;
+    sum.hbm[t].write_bytes += b.hbm[t].write_bytes;
+  }
+  sum.sram_read_bytes += b.sram_read_bytes;
+  sum.sram_write_bytes += b.sram_write_bytes;
+  sum.sram_bytes = std::max(a.sram_bytes, b.sram_bytes);
+  sum.sram_peak_bytes = std::max(a.sram_peak_bytes, b.sram_peak_bytes);
+  return sum;
 }
 
 }  // namespace flashviz

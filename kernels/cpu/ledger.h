@@ -9,10 +9,12 @@
 
 namespace flashviz {
 
-// The tensors that live in HBM. S and P exist in HBM only in standard attention.
-enum class HbmTensor : std::uint8_t { kQ, kK, kV, kO, kL, kM, kLse, kS, kP };
-inline constexpr int kHbmTensorCount = 9;
-std::string_view HbmTensorName(HbmTensor tensor);  // "Q", "K", "V", "O", "l", "m", "L", "S", "P"
+// The tensors that live in HBM. S, P, dP and dS exist in HBM only in standard attention; dO, dQ, dK, dV and
+// D = rowsum(dO ∘ O) only in the backward pass.
+enum class HbmTensor : std::uint8_t { kQ, kK, kV, kO, kL, kM, kLse, kS, kP, kDO, kDQ, kDK, kDV, kD, kDP, kDS };
+inline constexpr int kHbmTensorCount = 16;
+// "Q", "K", "V", "O", "l", "m", "L", "S", "P", "dO", "dQ", "dK", "dV", "D", "dP", "dS"
+std::string_view HbmTensorName(HbmTensor tensor);
 
 struct Traffic {
   std::int64_t read_bytes = 0;
@@ -52,5 +54,14 @@ Ledger LedgerDelta(const Ledger& before, const Ledger& after);
 // HBM, P = softmax(S) read and written back, O = PV), each matrix read or written once per stage:
 // reads 2Nd + N² + N² + Nd floats, writes N² + N² + Nd floats.
 Ledger StandardAttentionLedger(int n, int d);
+
+// Standard attention's backward pass (what autograd does with the P the forward pass stored), stage by stage:
+// dV = Pᵀ dO (P, dO read; dV written), dP = dO Vᵀ (dO, V read; dP written), dS = P ∘ (dP − rowsum(P ∘ dP))
+// (P, dP read; dS written), dQ = scale·dS K (dS, K read; dQ written), dK = scale·dSᵀ Q (dS, Q read; dK written):
+// reads 5N² + 5Nd floats, writes 2N² + 3Nd floats.
+Ledger StandardAttentionBackwardLedger(int n, int d);
+
+// The sum of two ledgers' traffic (forward + backward); occupancy fields are the larger of the two.
+Ledger LedgerSum(const Ledger& a, const Ledger& b);
 
 }  // namespace flashviz

@@ -14,6 +14,14 @@ std::optional<LoopOrder> ParseLoopOrder(std::string_view text) {
   return std::nullopt;
 }
 
+std::string_view PassName(Pass pass) { return pass == Pass::kForward ? "forward" : "backward"; }
+
+std::optional<Pass> ParsePass(std::string_view text) {
+  if (text == "forward") return Pass::kForward;
+  if (text == "backward") return Pass::kBackward;
+  return std::nullopt;
+}
+
 double DefaultScale(int d) { return 1.0 / std::sqrt(static_cast<double>(d)); }
 
 int AttentionProblem::RowsInTile(int i) const { return std::min(br, n - RowBegin(i)); }
@@ -62,6 +70,7 @@ AttentionProblem ResolveProblem(const ProblemRequest& r) {
   p.n = r.n;
   p.d = r.d;
   p.order = r.order;
+  p.pass = r.pass;
   p.causal = r.causal;
   p.scale = r.scale.value_or(DefaultScale(r.d));
   p.sram_bytes = r.sram_bytes.value_or(kDefaultSramBytes);

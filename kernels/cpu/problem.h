@@ -20,6 +20,13 @@ enum class LoopOrder : std::uint8_t {
 std::string_view LoopOrderName(LoopOrder order);  // "kv" or "q"
 std::optional<LoopOrder> ParseLoopOrder(std::string_view text);
 
+// Which pass the schedule steps through. The backward pass has one order of its own (FlashAttention-2's: K/V
+// outer, dK_j and dV_j on chip, dQ_i read-modify-written in HBM); it consumes the O and L that the forward pass
+// in the Q-outer order saves, so `order` does not change it.
+enum class Pass : std::uint8_t { kForward, kBackward };
+std::string_view PassName(Pass pass);  // "forward" or "backward"
+std::optional<Pass> ParsePass(std::string_view text);
+
 // The Vortex core's local memory: the "SRAM" of the report this tool grew from.
 inline constexpr std::int64_t kDefaultSramBytes = 16 * 1024;
 inline constexpr int kMaxSequenceLength = 1 << 20;
@@ -33,6 +40,7 @@ struct ProblemRequest {
   std::optional<int> bc;                  // B_c; from the SRAM size when absent
   std::optional<std::int64_t> sram_bytes; // M in bytes; kDefaultSramBytes when absent
   LoopOrder order = LoopOrder::kKvOuter;
+  Pass pass = Pass::kForward;
   std::optional<double> scale;            // absent: 1/√d; "none" is 1
   bool causal = false;
 };
@@ -44,10 +52,14 @@ struct AttentionProblem {
   int br = 0;  // B_r, rows of a Q tile
   int bc = 0;  // B_c, rows of a K/V tile
   LoopOrder order = LoopOrder::kKvOuter;
+  Pass pass = Pass::kForward;
   double scale = 1.0;
   bool causal = false;
   std::int64_t sram_bytes = kDefaultSramBytes;  // M, the budget the occupancy is shown against
 
+  bool backward() const { return pass == Pass::kBackward; }
+  // The outer loop runs over K/V tiles: Algorithm 1's forward order, and the backward pass.
+  bool KvOuterLoop() const { return backward() || order == LoopOrder::kKvOuter; }
   int tr() const { return (n + br - 1) / br; }  // T_r = ⌈N / B_r⌉
   int tc() const { return (n + bc - 1) / bc; }  // T_c = ⌈N / B_c⌉
   int RowBegin(int i) const { return i * br; }

@@ -9,16 +9,22 @@ namespace {
 
 constexpr std::array<std::string_view, kPhaseCount> kPhaseNames = {
     "init", "load_kv",      "load_q",   "scores",     "rowmax",   "exp",
-    "rowsum", "update_stats", "update_o", "write_back", "finalize", "done"};
+    "rowsum", "update_stats", "update_o", "write_back", "finalize", "done",
+    "delta", "probs", "grad_v", "grad_p", "grad_s", "grad_k", "grad_q", "write_dk_dv"};
 
 constexpr std::array kKvIteration = {Phase::kLoadQ,  Phase::kScores,      Phase::kRowMax,  Phase::kExp,
                                      Phase::kRowSum, Phase::kUpdateStats, Phase::kUpdateO, Phase::kWriteBack};
 constexpr std::array kQIteration = {Phase::kLoadKv, Phase::kScores, Phase::kRowMax,
                                     Phase::kExp,    Phase::kRowSum, Phase::kUpdateO};
 
-// Steps an outer iteration takes besides its tile iterations: load_kv (kv), or load_q + finalize + write_back (q).
+constexpr std::array kBackwardIteration = {Phase::kLoadQ, Phase::kScores, Phase::kProbs, Phase::kGradV,
+                                           Phase::kGradP, Phase::kGradS,  Phase::kGradK, Phase::kGradQ};
+
+// Steps an outer iteration takes besides its tile iterations: load_kv (kv), load_q + finalize + write_back (q),
+// load_kv + write_dk_dv (backward).
 constexpr int kKvOuterOverhead = 1;
 constexpr int kQOuterOverhead = 3;
+constexpr int kBackwardOuterOverhead = 2;
 
 // The first index in [0, count) for which `active` holds, given that it holds on a suffix (or a prefix when
 // `prefix` is set, returning one past the last). Binary search over the one causal predicate of the problem.
@@ -49,14 +55,22 @@ std::span<const Phase> TileIterationPhases(LoopOrder order) {
   return kQIteration;
 }
 
+std::span<const Phase> TileIterationPhases(const AttentionProblem& problem) {
+  if (problem.backward()) return kBackwardIteration;
+  return TileIterationPhases(problem.order);
+}
+
 Schedule::Schedule(const AttentionProblem& problem) : problem_(problem) {
-  const bool kv = problem.order == LoopOrder::kKvOuter;
+  const bool kv = problem.KvOuterLoop();
   const int outer_count = kv ? problem.tc() : problem.tr();
   const int inner_count = kv ? problem.tr() : problem.tc();
-  const int per_iteration = static_cast<int>(TileIterationPhases(problem.order).size());
+  const int per_iteration = static_cast<int>(TileIterationPhases(problem).size());
+  const int overhead = problem.backward() ? kBackwardOuterOverhead : kv ? kKvOuterOverhead : kQOuterOverhead;
   outer_.reserve(static_cast<std::size_t>(outer_count));
   iterations_before_.reserve(static_cast<std::size_t>(outer_count) + 1);
-  std::int64_t step = kv ? 1 : 0;  // the kv order starts with init
+  // The kv order starts with init; the backward pass with init (dQ = 0) and one delta step per Q tile.
+  prologue_ = problem.backward() ? 1 + problem.tr() : kv ? 1 : 0;
+  std::int64_t step = prologue_;
   for (int t = 0; t < outer_count; ++t) {
     Outer o{step, 0, inner_count};
     if (problem.causal) {
@@ -68,7 +82,7 @@ Schedule::Schedule(const AttentionProblem& problem) : problem_(problem) {
     iterations_before_.push_back(tile_iterations_);
     tile_iterations_ += active;
     // An outer iteration with no active pair loads nothing (causal can only do this in theory).
-    if (active > 0) step += (kv ? kKvOuterOverhead : kQOuterOverhead) + std::int64_t{per_iteration} * active;
+    if (active > 0) step += overhead + std::int64_t{per_iteration} * active;
     outer_.push_back(o);
   }
   iterations_before_.push_back(tile_iterations_);
@@ -77,20 +91,25 @@ Schedule::Schedule(const AttentionProblem& problem) : problem_(problem) {
 
 StepInfo Schedule::Info(std::int64_t step) const {
   assert(step >= 0 && step < step_count_);
-  const bool kv = problem_.order == LoopOrder::kKvOuter;
+  const bool kv = problem_.KvOuterLoop();
   if (step == step_count_ - 1) return {step, Phase::kDone, -1, -1};
-  if (kv && step == 0) return {step, Phase::kInit, -1, -1};
+  if (step < prologue_) {
+    if (step == 0) return {step, Phase::kInit, -1, -1};
+    return {step, Phase::kDelta, static_cast<int>(step - 1), -1};
+  }
   // The last outer iteration whose first step is ≤ step (empty ones share their successor's first step).
   const auto it = std::upper_bound(outer_.begin(), outer_.end(), step,
                                    [](std::int64_t s, const Outer& o) { return s < o.first_step; });
   const int t = static_cast<int>(it - outer_.begin()) - 1;
   const Outer& o = outer_[static_cast<std::size_t>(t)];
   const std::int64_t offset = step - o.first_step;
-  const auto phases = TileIterationPhases(problem_.order);
+  const auto phases = TileIterationPhases(problem_);
   const auto per_iteration = static_cast<std::int64_t>(phases.size());
   if (kv) {
     if (offset == 0) return {step, Phase::kLoadKv, -1, t};
     const std::int64_t k = offset - 1;
+    if (problem_.backward() && k == std::int64_t{o.inner_end - o.inner_begin} * per_iteration)
+      return {step, Phase::kWriteGrads, -1, t};
     return {step, phases[static_cast<std::size_t>(k % per_iteration)],
             o.inner_begin + static_cast<int>(k / per_iteration), t};
   }
@@ -104,19 +123,20 @@ StepInfo Schedule::Info(std::int64_t step) const {
 }
 
 std::optional<std::int64_t> Schedule::FirstStepOfPair(int i, int j) const {
-  const bool kv = problem_.order == LoopOrder::kKvOuter;
+  const bool kv = problem_.KvOuterLoop();
   const int t = kv ? j : i, inner = kv ? i : j;
   if (t < 0 || t >= outer_count() || inner < 0) return std::nullopt;
   const Outer& o = outer_[static_cast<std::size_t>(t)];
   if (inner < o.inner_begin || inner >= o.inner_end) return std::nullopt;
-  const auto per_iteration = static_cast<std::int64_t>(TileIterationPhases(problem_.order).size());
+  const auto per_iteration = static_cast<std::int64_t>(TileIterationPhases(problem_).size());
   return o.first_step + 1 + per_iteration * (inner - o.inner_begin);
 }
 
 std::int64_t Schedule::StepLike(const StepInfo& like) const {
   if (step_count_ == 0 || like.phase == Phase::kInit) return 0;
   if (like.phase == Phase::kDone) return step_count_ - 1;
-  const bool kv = problem_.order == LoopOrder::kKvOuter;
+  if (like.phase == Phase::kDelta && problem_.backward() && like.i >= 0 && like.i < problem_.tr()) return 1 + like.i;
+  const bool kv = problem_.KvOuterLoop();
   // The outer iteration the position belongs to in this order (a phase outside a pair knows one index only).
   const int outer = std::clamp(kv ? std::max(like.j, 0) : std::max(like.i, 0), 0, std::max(outer_count() - 1, 0));
   if (outer_.empty()) return 0;
@@ -146,7 +166,7 @@ std::int64_t Schedule::TileIterationStart(std::int64_t t) const {
   const auto it = std::upper_bound(iterations_before_.begin(), iterations_before_.end() - 1, t);
   const int outer = static_cast<int>(it - iterations_before_.begin()) - 1;
   const Outer& o = outer_[static_cast<std::size_t>(outer)];
-  const auto per_iteration = static_cast<std::int64_t>(TileIterationPhases(problem_.order).size());
+  const auto per_iteration = static_cast<std::int64_t>(TileIterationPhases(problem_).size());
   return o.first_step + 1 + per_iteration * (t - iterations_before_[static_cast<std::size_t>(outer)]);
 }
 

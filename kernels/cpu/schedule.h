@@ -1,4 +1,5 @@
-// The order in which the tiled forward pass visits its tiles, phase by phase, for both loop orders.
+// The order in which the tiled forward pass visits its tiles, phase by phase, for both loop orders, and the
+// order of FlashAttention-2's backward pass.
 // The executor (stepper.cpp) iterates this table and the step index is computed from it, so "which phase is
 // step k" and "what step k does" cannot disagree. No N² state: one row per outer iteration.
 #pragma once
@@ -27,13 +28,25 @@ enum class Phase : std::uint8_t {
   kWriteBack,    // kv: O_i, ℓ_i, m_i → HBM;  q: O_i and L_i = m_i + log ℓ_i → HBM
   kFinalize,     // q: O_i ← diag(ℓ_i)⁻¹ O_i
   kDone,
+  // The backward pass (FlashAttention-2's; its kInit writes dQ = 0, its kLoadKv sets dK_j = dV_j = 0 on chip and
+  // its kLoadQ loads Q_i, dO_i, L_i and D_i; kScores recomputes S_ij):
+  kDelta,        // preprocessing, per Q tile i: O_i, dO_i → SRAM, D_i = rowsum(dO_i ∘ O_i) → HBM
+  kProbs,        // P_ij = exp(S_ij − L_i), in place of S_ij (L_i saved by the forward pass: no running max)
+  kGradV,        // dV_j += P_ijᵀ dO_i
+  kGradP,        // dP_ij = dO_i V_jᵀ
+  kGradS,        // dS_ij = P_ij ∘ (dP_ij − D_i), in place of dP_ij
+  kGradK,        // dK_j += scale · dS_ijᵀ Q_i
+  kGradQ,        // dQ_i += scale · dS_ij K_j: read from HBM, added to, written back (atomics on a GPU)
+  kWriteGrads,   // dK_j, dV_j → HBM
 };
-inline constexpr int kPhaseCount = 12;
+inline constexpr int kPhaseCount = 20;
 std::string_view PhaseName(Phase phase);  // the trace's names: "init", "load_kv", ...
 std::optional<Phase> ParsePhase(std::string_view name);
 
-// The phases of one tile iteration (one active (i, j) pair), in order.
+// The phases of one tile iteration (one active (i, j) pair), in order: forward in the given order.
 std::span<const Phase> TileIterationPhases(LoopOrder order);
+// The phases of one tile iteration of the problem's pass and order.
+std::span<const Phase> TileIterationPhases(const AttentionProblem& problem);
 
 struct StepInfo {
   std::int64_t step = 0;
@@ -47,7 +60,7 @@ class Schedule {
  public:
   explicit Schedule(const AttentionProblem& problem);
 
-  // One outer iteration: j in the kv order, i in the q order, with the active inner indices
+  // One outer iteration: j in the kv order and the backward pass, i in the q order, with the active inner indices
   // [inner_begin, inner_end) (all of them unless causal skips some).
   struct Outer {
     std::int64_t first_step;
@@ -70,6 +83,8 @@ class Schedule {
   std::int64_t StepLike(const StepInfo& like) const;
   // The first step of the t-th tile iteration in schedule order (for timeline marks).
   std::int64_t TileIterationStart(std::int64_t t) const;
+  // Steps before the first outer iteration: init (kv, backward) and the backward pass's T_r delta steps.
+  std::int64_t prologue_steps() const { return prologue_; }
 
  private:
   AttentionProblem problem_;
@@ -77,6 +92,7 @@ class Schedule {
   std::vector<std::int64_t> iterations_before_;  // tile iterations in outer iterations [0, t)
   std::int64_t step_count_ = 0;
   std::int64_t tile_iterations_ = 0;
+  std::int64_t prologue_ = 0;
 };
 
 }  // namespace flashviz

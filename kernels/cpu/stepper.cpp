@@ -1,7 +1,7 @@
 // [SECTION] helpers: safe exponentials, SRAM tile sizes
 // [SECTION] Executor: the one walk over the schedule; loads and stores increment the ledger, arithmetic
 //           runs only for the Q tiles asked for
-// [SECTION] Stepper: StateAt, LedgerAt, HbmOutputAt, Replay
+// [SECTION] Stepper: StateAt, LedgerAt, HbmOutputAt, Replay (the backward pass's walk: backward.cpp)
 #include "kernels/cpu/stepper.h"
 
 #include <algorithm>
@@ -11,6 +11,8 @@
 #include <stdexcept>
 
 #include "kernels/common/random.h"
+#include "kernels/cpu/backward.h"
+#include "kernels/cpu/schedule_walk.h"
 
 namespace flashviz {
 namespace {
@@ -27,7 +29,8 @@ double Rescale(double from, double to) { return from == kNegInf ? 0.0 : std::exp
 double SafeExp(double s, double m) { return s == kNegInf ? 0.0 : std::exp(s - m); }
 
 constexpr std::array<std::string_view, kSramTileCount> kSramTileNames = {
-    "Q_i", "K_j", "V_j", "O_i", "l_i", "m_i", "S_ij/P~_ij", "m~_ij", "l~_ij", "m_new", "l_new", "alpha"};
+    "Q_i",  "K_j",  "V_j",  "O_i",  "l_i", "m_i", "S_ij/P~_ij", "m~_ij",     "l~_ij",      "m_new",
+    "l_new", "alpha", "dO_i", "dK_j", "dV_j", "dQ_i", "L_i",       "D_i",   "S_ij/P_ij", "dP_ij/dS_ij"};
 
 constexpr SramTiles kKv = Bit(SramTile::kK) | Bit(SramTile::kV);
 constexpr SramTiles kQState = Bit(SramTile::kQ) | Bit(SramTile::kO) | Bit(SramTile::kL) | Bit(SramTile::kM);
@@ -42,7 +45,7 @@ constexpr int kComputeAll = -1;
 // [SECTION] Executor
 // ---------------------------------------------------------------------------------------------------------
 
-class Executor final : public StepView {
+class Executor final : public ScheduleWalk {
  public:
   Executor(const Schedule& schedule, const AttentionInputs* inputs, int compute)
       : schedule_(schedule), p_(schedule.problem()), in_(inputs), compute_(inputs ? compute : kComputeNone) {
@@ -55,10 +58,11 @@ class Executor final : public StepView {
     m_hbm_.assign(static_cast<std::size_t>(image_rows), kNegInf);
   }
 
-  const StepInfo& info() const override { return info_; }
-  const Ledger& ledger() const override { return ledger_; }
-  SramTiles sram_tiles() const override { return sram_; }
   const TileNumerics& tile() const override { return tile_; }
+  const BackwardNumerics& grad() const override {
+    static const BackwardNumerics empty;
+    return empty;
+  }
   int rows() const { return rows_; }
   int cols() const { return cols_; }
   // O in HBM as far as this replay computed it (image rows only).
@@ -79,24 +83,8 @@ class Executor final : public StepView {
   std::size_t RC() const { return static_cast<std::size_t>(rows_) * cols_; }
   std::size_t RD() const { return static_cast<std::size_t>(rows_) * p_.d; }
 
-  std::int64_t OccupancyBytes() const {
-    std::int64_t floats = 0;
-    for (unsigned bits = sram_; bits != 0; bits &= bits - 1) floats += tile_floats_[__builtin_ctz(bits)];
-    return 4 * floats;
-  }
   // The size of every SRAM tile for the current tile geometry, refreshed whenever rows_ or cols_ change.
-  void RefreshTileSizes() {
-    for (int t = 0; t < kSramTileCount; ++t)
-      tile_floats_[t] = SramTileFloats(static_cast<SramTile>(t), rows_, cols_, p_.d);
-  }
-
-  template <class Visit>
-  bool Emit(Phase phase, int i, int j, SramTiles resident, Visit& visit) {
-    info_ = StepInfo{step_++, phase, i, j};
-    sram_ = resident;
-    ledger_.SetSramOccupancy(OccupancyBytes());
-    return visit(static_cast<const StepView&>(*this));
-  }
+  void RefreshTileSizes() { SetTileGeometry(rows_, cols_, p_.d); }
 
   void SetQTile(int i) {
     row_begin_ = p_.RowBegin(i);
@@ -411,12 +399,7 @@ class Executor final : public StepView {
   const AttentionProblem& p_;
   const AttentionInputs* in_;
   const int compute_;
-  std::int64_t step_ = 0;
-  StepInfo info_;
-  Ledger ledger_;
-  SramTiles sram_ = 0;
   int row_begin_ = 0, rows_ = 0, col_begin_ = 0, cols_ = 0;
-  std::array<std::int64_t, kSramTileCount> tile_floats_{};
   TileNumerics tile_;
   int image_row_begin_ = 0;
   std::vector<double> o_hbm_, l_hbm_, m_hbm_;
@@ -433,10 +416,16 @@ std::string_view SramTileName(SramTile tile) { return kSramTileNames[static_cast
 std::int64_t SramTileFloats(SramTile tile, int rows, int cols, int d) {
   switch (tile) {
     case SramTile::kQ:
-    case SramTile::kO: return std::int64_t{rows} * d;
+    case SramTile::kO:
+    case SramTile::kDO:
+    case SramTile::kDQ: return std::int64_t{rows} * d;
     case SramTile::kK:
-    case SramTile::kV: return std::int64_t{cols} * d;
-    case SramTile::kS: return std::int64_t{rows} * cols;
+    case SramTile::kV:
+    case SramTile::kDK:
+    case SramTile::kDV: return std::int64_t{cols} * d;
+    case SramTile::kS:
+    case SramTile::kP:
+    case SramTile::kDP: return std::int64_t{rows} * cols;
     default: return rows;  // the per-row statistics
   }
 }
@@ -456,6 +445,19 @@ AttentionInputs MakeRandomInputs(int n, int d, std::uint64_t seed) {
   return in;
 }
 
+std::vector<float> MakeRandomUpstreamGradient(int n, int d, std::uint64_t seed) {
+  std::vector<float> dout(static_cast<std::size_t>(n) * d);
+  // A stream no seed's Q, K or V uses (those are seed·3 + 0, 1, 2).
+  FillUniform(dout, ~(seed * 0x9E3779B97F4A7C15ULL), -1.0f, 1.0f);
+  return dout;
+}
+
+AttentionInputs MakeRandomInputs(const AttentionProblem& problem, std::uint64_t seed) {
+  AttentionInputs in = MakeRandomInputs(problem.n, problem.d, seed);
+  if (problem.backward()) in.dout = MakeRandomUpstreamGradient(problem.n, problem.d, seed);
+  return in;
+}
+
 Stepper::Stepper(const AttentionProblem& problem, const AttentionInputs* inputs)
     : schedule_(problem), inputs_(inputs) {
   if (!inputs) return;
@@ -463,9 +465,24 @@ Stepper::Stepper(const AttentionProblem& problem, const AttentionInputs* inputs)
   if (inputs->n != problem.n || inputs->d != problem.d || inputs->q.size() != count || inputs->k.size() != count ||
       inputs->v.size() != count)
     throw std::invalid_argument("Stepper: the inputs do not match the problem's N and d");
+  if (problem.backward()) {
+    if (inputs->dout.size() != count)
+      throw std::invalid_argument("Stepper: the backward pass needs dO of N × d values");
+    saved_ = std::make_shared<const ForwardSaved>(RunForwardForBackward(problem, *inputs));
+  }
+}
+
+Ledger Stepper::ForwardLedger() const {
+  AttentionProblem forward = problem();
+  if (forward.backward()) {
+    forward.pass = Pass::kForward;
+    forward.order = LoopOrder::kQOuter;
+  }
+  return Stepper(forward, nullptr).FinalLedger();
 }
 
 StepState Stepper::StateAt(std::int64_t step) const {
+  if (problem().backward()) return BackwardStateAt(step);
   StepState state;
   state.info = schedule_.Info(step);
   const int focus = state.info.i;
@@ -499,7 +516,42 @@ StepState Stepper::StateAt(std::int64_t step) const {
   return state;
 }
 
+StepState Stepper::BackwardStateAt(std::int64_t step) const {
+  StepState state;
+  state.info = schedule_.Info(step);
+  const int i = state.info.i, j = state.info.j;
+  Ledger before;
+  WalkBackward(schedule_, inputs_, saved_.get(), BackwardFocus{false, i, j}, [&](const StepView& view) {
+    const std::int64_t at = view.info().step;
+    if (at == step - 1) before = view.ledger();
+    if (at == step) {
+      state.ledger = view.ledger();
+      state.sram_tiles = view.sram_tiles();
+      state.grad = view.grad();
+    }
+    return at < step;
+  });
+  state.delta = LedgerDelta(step > 0 ? before : Ledger{}, state.ledger);
+  if (i >= 0) {
+    state.row_begin = problem().RowBegin(i);
+    state.rows = problem().RowsInTile(i);
+  }
+  if (j >= 0) {
+    state.col_begin = problem().ColBegin(j);
+    state.cols = problem().ColsInTile(j);
+  }
+  return state;
+}
+
 Ledger Stepper::LedgerAt(std::int64_t step) const {
+  if (problem().backward()) {
+    Ledger ledger;
+    WalkBackward(schedule_, nullptr, nullptr, {}, [&](const StepView& view) {
+      ledger = view.ledger();
+      return view.info().step < step;
+    });
+    return ledger;
+  }
   Executor exec(schedule_, nullptr, kComputeNone);
   auto visit = [step](const StepView& view) { return view.info().step < step; };
   exec.Run(visit);
@@ -508,6 +560,13 @@ Ledger Stepper::LedgerAt(std::int64_t step) const {
 
 std::vector<double> Stepper::HbmOutputAt(std::int64_t step) const {
   if (!inputs_) return {};
+  if (problem().backward()) {
+    std::vector<double> dq;
+    WalkBackward(schedule_, inputs_, saved_.get(), BackwardFocus{true}, [step](const StepView& view) {
+      return view.info().step < step;
+    }, nullptr, &dq);
+    return dq;
+  }
   Executor exec(schedule_, inputs_, kComputeAll);
   auto visit = [step](const StepView& view) { return view.info().step < step; };
   exec.Run(visit);
@@ -515,6 +574,12 @@ std::vector<double> Stepper::HbmOutputAt(std::int64_t step) const {
 }
 
 std::vector<double> Stepper::Replay(const std::function<bool(const StepView&)>& visit) const {
+  if (problem().backward()) {
+    std::vector<double> gradients;
+    const bool finished = WalkBackward(schedule_, inputs_, saved_.get(), BackwardFocus{inputs_ != nullptr}, visit,
+                                       &gradients);
+    return finished ? gradients : std::vector<double>{};
+  }
   Executor exec(schedule_, inputs_, inputs_ ? kComputeAll : kComputeNone);
   const bool finished = exec.Run(visit);
   if (!finished || !inputs_) return {};

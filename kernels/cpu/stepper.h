@@ -1,11 +1,12 @@
-// The stepper: the tiled FlashAttention forward pass, phase by phase, as the single source of truth for
-// every view of it (docs/design.md, principle 1). It keeps no per-step or N² state: the state after any step is
+// The stepper: the tiled FlashAttention forward pass and FlashAttention-2's backward pass, phase by phase, as the
+// single source of truth for every view of them (docs/design.md, principle 1). It keeps no per-step or N² state: the state after any step is
 // rebuilt by replaying the schedule with arithmetic only for the Q tile that step works on, and the
 // ledger is counted by the same replay (count-only for every other tile).
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -15,14 +16,20 @@
 
 namespace flashviz {
 
-// One head's inputs: row-major N×d float32 each (the HW4 layout).
+// One head's inputs: row-major N×d float32 each (the HW4 layout). `dout` is the upstream gradient dO of the
+// backward pass (N×d; empty for the forward pass).
 struct AttentionInputs {
   int n = 0;
   int d = 0;
   std::vector<float> q, k, v;
+  std::vector<float> dout;
 };
 // Values uniform in [−3, 3] (the assignment's range) from a portable generator.
 AttentionInputs MakeRandomInputs(int n, int d, std::uint64_t seed);
+// A dO for those inputs, uniform in [−1, 1], from a stream of its own (Q, K and V do not change with it).
+std::vector<float> MakeRandomUpstreamGradient(int n, int d, std::uint64_t seed);
+// Everything the problem's pass needs, random from `seed`: Q, K, V, and dO for the backward pass.
+AttentionInputs MakeRandomInputs(const AttentionProblem& problem, std::uint64_t seed);
 
 // The tiles that can be resident in SRAM (on chip) during a tile iteration.
 enum class SramTile : std::uint8_t {
@@ -38,11 +45,20 @@ enum class SramTile : std::uint8_t {
   kMNew,   // m_new (kv), B_r
   kLNew,   // ℓ_new (kv), B_r
   kAlpha,  // e^(m_old − m_new) (q), B_r
+  // The backward pass's (Q_i, K_j, V_j and, for the delta step, O_i as above):
+  kDO,     // dO_i, B_r × d
+  kDK,     // dK_j, B_c × d, accumulated over the Q tiles
+  kDV,     // dV_j, B_c × d, accumulated over the Q tiles
+  kDQ,     // dQ_i, B_r × d, read from HBM, added to and written back in grad_q
+  kLse,    // L_i = m_i + log ℓ_i saved by the forward pass, B_r
+  kDelta,  // D_i = rowsum(dO_i ∘ O_i), B_r
+  kP,      // S_ij, B_r × B_c; P_ij overwrites it in place
+  kDP,     // dP_ij, B_r × B_c; dS_ij overwrites it in place
 };
-inline constexpr int kSramTileCount = 12;
-using SramTiles = std::uint16_t;  // bit t set: SramTile t is resident
+inline constexpr int kSramTileCount = 20;
+using SramTiles = std::uint32_t;  // bit t set: SramTile t is resident
 constexpr SramTiles Bit(SramTile t) { return static_cast<SramTiles>(1u << static_cast<unsigned>(t)); }
-std::string_view SramTileName(SramTile tile);  // "Q_i", "K_j", ..., "S_ij/P~_ij"
+std::string_view SramTileName(SramTile tile);  // "Q_i", "K_j", ..., "S_ij/P~_ij", ..., "dP_ij/dS_ij"
 // Floats a resident tile occupies for a tile iteration with `rows` × `cols` (edge tiles at their real size).
 std::int64_t SramTileFloats(SramTile tile, int rows, int cols, int d);
 
@@ -80,12 +96,29 @@ struct MaxChangeCounts {
 };
 MaxChangeCounts CountMaxChanges(const TileNumerics& tile);
 
+// What the backward pass holds for the current step, in float64. Arrays are empty while not live.
+struct BackwardNumerics {
+  std::vector<double> o;      // O_i (rows × d), from the forward pass (delta step)
+  std::vector<double> lse;    // L_i (rows), saved by the forward pass
+  std::vector<double> delta;  // D_i = rowsum(dO_i ∘ O_i) (rows)
+  std::vector<double> s;      // S_ij (rows × cols), −∞ where masked
+  std::vector<double> p;      // P_ij = exp(S_ij − L_i) (rows × cols)
+  std::vector<double> dp;     // dP_ij = dO_i V_jᵀ (rows × cols)
+  std::vector<double> ds;     // dS_ij = P_ij ∘ (dP_ij − D_i) (rows × cols)
+  std::vector<double> dk;     // dK_j on chip (cols × d): the Q tiles so far
+  std::vector<double> dv;     // dV_j on chip (cols × d)
+  std::vector<double> dk_prev, dv_prev;  // dK_j, dV_j when this tile iteration began (the view's "before")
+  std::vector<double> dq;     // dQ_i in HBM after the step (rows × d)
+  std::vector<double> dq_prev;  // dQ_i as grad_q read it (rows × d)
+};
+
 // Everything a view needs about the state after one step.
 struct StepState {
   StepInfo info;
   int row_begin = 0, rows = 0;  // tile i (rows = 0 where no Q tile is involved)
   int col_begin = 0, cols = 0;  // tile j (cols = 0 where no K/V tile is involved)
-  TileNumerics tile;            // for tile i, when inputs were given
+  TileNumerics tile;            // forward: for tile i, when inputs were given
+  BackwardNumerics grad;        // backward: for tiles i and j, when inputs were given
   SramTiles sram_tiles = 0;
   Ledger ledger;  // cumulative after the step
   Ledger delta;   // what this step moved
@@ -102,14 +135,23 @@ class StepView {
   virtual const StepInfo& info() const = 0;
   virtual const Ledger& ledger() const = 0;
   virtual SramTiles sram_tiles() const = 0;
-  // The on-chip numbers of the current Q tile (empty arrays in count-only replays).
+  // The on-chip numbers of the current Q tile (empty arrays in count-only replays and the backward pass).
   virtual const TileNumerics& tile() const = 0;
+  // The backward pass's numbers of the current step (empty arrays in count-only replays and the forward pass).
+  virtual const BackwardNumerics& grad() const = 0;
+};
+
+// What the backward pass takes from the forward pass, per row: O (N × d), L = m + log ℓ and D = rowsum(dO ∘ O)
+// (N each). O(N·d), never N².
+struct ForwardSaved {
+  std::vector<double> o, lse, delta;
 };
 
 class Stepper {
  public:
   // `inputs` may be null: the stepper then counts (ledger, schedule) and does no arithmetic.
-  // It must outlive the stepper and match the problem's N and d.
+  // It must outlive the stepper and match the problem's N and d (and have dO for the backward pass). The
+  // backward pass runs the forward pass in the Q-outer order once, here, for the O, L and D it consumes.
   Stepper(const AttentionProblem& problem, const AttentionInputs* inputs);
 
   const AttentionProblem& problem() const { return schedule_.problem(); }
@@ -126,16 +168,26 @@ class Stepper {
   Ledger FinalLedger() const { return LedgerAt(step_count() - 1); }
 
   // O as it stands in HBM after `step` (N × d): kv keeps every O_i normalized over the K/V tiles seen so
-  // far; q has the finished O_i written and zeros elsewhere. Arithmetic for every tile: O(N²d).
+  // far; q has the finished O_i written and zeros elsewhere. The backward pass: dQ as it stands in HBM (every
+  // K/V tile so far has added into it). Arithmetic for every tile: O(N²d).
   std::vector<double> HbmOutputAt(std::int64_t step) const;
 
   // Walks every step with arithmetic for every tile (when inputs were given), calling `visit` after each;
-  // `visit` returns false to stop. Returns the final O (N × d) when inputs were given and the walk finished.
+  // `visit` returns false to stop. Returns, when inputs were given and the walk finished, the final O (N × d) of
+  // the forward pass, or dQ, dK and dV one after another (3 · N × d) of the backward pass.
   std::vector<double> Replay(const std::function<bool(const StepView&)>& visit) const;
 
+  // The backward pass: what the forward pass saved (null for the forward pass or without inputs).
+  const ForwardSaved* saved() const { return saved_.get(); }
+  // The forward pass's ledger of the same problem (Q-outer order): what a training step pays before this one.
+  Ledger ForwardLedger() const;
+
  private:
+  StepState BackwardStateAt(std::int64_t step) const;
+
   Schedule schedule_;
   const AttentionInputs* inputs_;
+  std::shared_ptr<const ForwardSaved> saved_;
 };
 
 }  // namespace flashviz

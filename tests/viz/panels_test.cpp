@@ -21,7 +21,7 @@ namespace {
 void LoadPreset(Model& model, UiState& ui, const Preset& preset) {
   ui.form = preset.form;
   const AttentionProblem p = ResolveProblem(preset.form.ToRequest());
-  model.SetProblem(p, std::make_shared<AttentionInputs>(MakeRandomInputs(p.n, p.d, preset.form.seed)),
+  model.SetProblem(p, std::make_shared<AttentionInputs>(MakeRandomInputs(p, preset.form.seed)),
                    {preset.form.seed, "", 0});
 }
 
@@ -57,6 +57,20 @@ struct Screen {
   Theme theme;
 };
 
+// The backward step view: its seven HBM columns and its tile grids stay inside the view and apart, and the
+// cursor report follows the step (Q_i with a Q tile, the S_ij/P_ij grid with a tile pair).
+void CheckBackwardParts(const Model& model, const FrameReport& r, const std::string& where) {
+  ASSERT_GE(r.backward_parts.size(), 7u + 5u) << where;
+  for (std::size_t a = 0; a < r.backward_parts.size(); ++a) {
+    ASSERT_TRUE(Inside(r.backward_parts[a], r.step_area)) << "part " << a << " leaves the step view: " << where;
+    for (std::size_t b = a + 1; b < r.backward_parts.size(); ++b)
+      ASSERT_FALSE(Overlap(r.backward_parts[a], r.backward_parts[b])) << a << " overlaps " << b << ": " << where;
+  }
+  const StepInfo info = model.state().info;
+  ASSERT_EQ(r.s_tile_visible, info.i >= 0 && info.j >= 0) << where;
+  ASSERT_EQ(r.q_tile_visible, info.i >= 0) << where;
+}
+
 class PresetPanels : public ::testing::TestWithParam<int> {};
 
 TEST_P(PresetPanels, EveryPresetManyStepsBothThemesBothSizes) {
@@ -78,6 +92,12 @@ TEST_P(PresetPanels, EveryPresetManyStepsBothThemesBothSizes) {
         ASSERT_GT(ImGui::GetDrawData()->TotalVtxCount, 0);
         if (std::string(tab) != "step") continue;
         ASSERT_TRUE(r.step_view_drawn);
+        if (model.problem().backward()) {
+          CheckBackwardParts(model, r, "step " + std::to_string(step));
+          ASSERT_TRUE(r.timeline_drawn);
+          ASSERT_FALSE(Overlap(r.timeline_labels, r.timeline_narration)) << "timeline labels under the narration";
+          continue;
+        }
         const ScreenRect parts[] = {r.step_q, r.step_kt, r.step_s, r.step_vt, r.step_o, r.step_zoom};
         for (int a = 0; a < 6; ++a) {
           ASSERT_TRUE(Inside(parts[a], r.step_area)) << "part " << a << " leaves the step view at step " << step;
@@ -125,6 +145,13 @@ TEST_P(PresetPanels, PresentationModeAtProjectorSizes) {
         ASSERT_LE(r.timeline_narration.max.y, screen.size.y + 0.5f) << where << ": the narration is cut off";
         if (std::string(tab) != "step") continue;
         ASSERT_TRUE(r.step_view_drawn) << where;
+        if (model.problem().backward()) {
+          CheckBackwardParts(model, r, where);
+          if (screen.size.x == 1280 && model.state().info.phase == Phase::kGradS) {
+            EXPECT_TRUE(r.tile_numbers_shown) << "the tiles' numbers were dropped: " << where;
+          }
+          continue;
+        }
         const ScreenRect parts[] = {r.step_q, r.step_kt, r.step_s, r.step_vt, r.step_o, r.step_zoom};
         for (int a = 0; a < 6; ++a) {
           ASSERT_TRUE(Inside(parts[a], r.step_area)) << "part " << a << " leaves the step view: " << where;
@@ -200,8 +227,11 @@ TEST_P(PresetPanels, TheCursorIsDrawnWhereTheReportSays) {
   EXPECT_TRUE(near_cursor(s.max.x + 0.75f, s_mid_y)) << "right edge of S_ij";
   EXPECT_TRUE(near_cursor(s_mid_x, s.max.y + 0.75f)) << "bottom edge of S_ij";
   EXPECT_TRUE(near_cursor(q.min.x - 0.75f, (q.min.y + q.max.y) / 2)) << "left edge of Q_i";
-  // Far from any cursor, the S view shows no cursor colour: the last tile's centre is pending.
-  EXPECT_FALSE(near_cursor(report.step_s.max.x - 3, report.step_s.max.y - 3));
+  // Far from any cursor, the S view shows no cursor colour: the last tile's centre is pending. (The backward view
+  // has no S view: its step_s is the current tile itself.)
+  if (!model.problem().backward()) {
+    EXPECT_FALSE(near_cursor(report.step_s.max.x - 3, report.step_s.max.y - 3));
+  }
 }
 
 // The timeline's scrubber stays put while the step moves (its labels used to change width with the step

@@ -129,7 +129,7 @@ void DrawAlgorithmPanel(const Model& model, UiState& ui) {
   if (!model.has_problem()) return;
   const AttentionProblem& p = model.problem();
   AlgorithmPanelState& st = AlgorithmState(ui);
-  const bool kv = p.order == LoopOrder::kKvOuter;
+  const bool kv = !p.backward() && p.order == LoopOrder::kKvOuter;
   if (kv) {
     int version = st.version == PseudocodeVersion::kPaper ? 0 : 1;
     ImGui::SetNextItemWidth(ImGui::CalcTextSize("the course assignment (HW4)").x + ImGui::GetFrameHeight() * 2);
@@ -138,11 +138,11 @@ void DrawAlgorithmPanel(const Model& model, UiState& ui) {
     ImGui::SameLine();
   }
   HelpMarker("The pseudocode of the loop order being stepped (kv: Algorithm 1 of FlashAttention; q: the forward "
-             "pass of FlashAttention-2), the line of the current phase highlighted with its numbers for the "
-             "selected row (click a row of Q to pick another). Beside it the CUDA kernel that runs the same loop "
-             "(flash1 for kv, flash2_row for q; the live GPU tab runs them), the lines of the phase marked. Click a "
-             "pseudocode line to go to the next step that runs it.");
-  const Pseudocode& code = PseudocodeFor(p.order, st.version);
+             "pass of FlashAttention-2; the backward pass: Algorithm 2 of FlashAttention-2), the line of the current "
+             "phase highlighted with its numbers for the selected row (click a row of Q to pick another). Beside it "
+             "the CUDA kernel that runs the same loop (flash1 for kv, flash2_row for q, flash2_bwd for the backward "
+             "pass), the lines of the phase marked. Click a pseudocode line to go to the next step that runs it.");
+  const Pseudocode& code = PseudocodeFor(p, st.version);
   ImGui::PushFont(LargeFont());
   ImGui::TextUnformatted(PlainNotation(code.title.c_str()).c_str());
   ImGui::PopFont();
@@ -154,7 +154,7 @@ void DrawAlgorithmPanel(const Model& model, UiState& ui) {
   ImGui::EndChild();
   if (side_by_side) ImGui::SameLine();
   ImGui::BeginChild("##kernel", ImVec2(0, 0));
-  DrawSource(model, ui, KernelSourceFor(p.order));
+  DrawSource(model, ui, KernelSourceFor(p));
   ImGui::EndChild();
 }
 

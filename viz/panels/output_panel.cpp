@@ -10,9 +10,68 @@
 #include "viz/widgets.h"
 
 namespace flashviz {
+namespace {
+
+// The backward pass: one row of dQ_i as it stands in HBM against the exact dQ row, converging as the K/V tiles add
+// their shares (the same question the forward view asks of O_i).
+void DrawBackwardOutput(const Model& model, UiState& ui) {
+  const StepState& s = model.state();
+  const BackwardNumerics& g = s.grad;
+  const Palette& pal = GetPalette();
+  const int d = model.problem().d;
+  ImGui::PushTextWrapPos(0);
+  if (s.info.i < 0 || g.dq.size() != static_cast<std::size_t>(s.rows) * d) {
+    MathTextColored(pal.dim, "No dQ_i at this step. Hover dQ in the step view for any row as it stands in HBM.");
+    ImGui::PopTextWrapPos();
+    return;
+  }
+  int r = ui.cursor.selected_row - s.row_begin;
+  if (r < 0 || r >= s.rows) r = 0;
+  const int row = s.row_begin + r;
+  const Reference* ref = model.reference();
+  MathTextF("dQ row %d (Q tile i = %d) in HBM after step %lld", row, s.info.i, static_cast<long long>(s.info.step));
+  ImGui::SameLine();
+  HelpMarker("dQ_i is the one gradient that lives in HBM during the backward pass: every K/V tile that meets the row "
+             "adds scale·dS_ij K_j at its grad_q. The exact column is the float64 reference's final dQ; the row "
+             "matches it once the last K/V tile has added its share. Click a row of Q to pick another.");
+  ImGui::PopTextWrapPos();
+  double worst = 0;
+  // The table scrolls inside the room left above the error line; the panel itself never does.
+  const float table_h = ImGui::GetContentRegionAvail().y - ImGui::GetTextLineHeightWithSpacing() -
+                        ImGui::GetStyle().ItemSpacing.y;
+  if (table_h > ImGui::GetFrameHeight() &&
+      ImGui::BeginTable("##dq-row", 3, ImGuiTableFlags_BordersInnerH | ImGuiTableFlags_ScrollY,
+                        ImVec2(0, table_h))) {
+    ImGui::TableSetupColumn("e");
+    ImGui::TableSetupColumn("dQ now");
+    ImGui::TableSetupColumn("exact");
+    ImGui::TableHeadersRow();
+    for (int e = 0; e < d; ++e) {
+      const double now = g.dq[static_cast<std::size_t>(r) * d + e];
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      ImGui::Text("%d", e);
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(Num(now, 5).c_str());
+      ImGui::TableNextColumn();
+      if (ref) {
+        const double exact = ref->o[static_cast<std::size_t>(row) * d + e];
+        worst = std::max(worst, std::abs(exact - now));
+        ImGui::TextUnformatted(Num(exact, 5).c_str());
+      } else {
+        ImGui::TextDisabled("…");
+      }
+    }
+    ImGui::EndTable();
+  }
+  if (ref) MathTextF("max |dQ now − exact| over the row: %s", Num(worst, 3).c_str());
+}
+
+}  // namespace
 
 void DrawOutputPanel(const Model& model, UiState& ui) {
   if (!model.has_problem()) return;
+  if (model.problem().backward()) return DrawBackwardOutput(model, ui);
   const StepState& s = model.state();
   const TileNumerics& t = s.tile;
   const Palette& pal = GetPalette();

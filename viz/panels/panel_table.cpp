@@ -4,6 +4,7 @@
 #include <string>
 
 #include "viz/panels/panels.h"
+#include "viz/widgets.h"
 
 namespace flashviz {
 namespace {
@@ -40,6 +41,14 @@ constexpr std::array kPanels = {
 }  // namespace
 
 std::span<const PanelInfo> Panels() { return kPanels; }
+
+std::string PanelTitle(const PanelInfo& panel, const Model& model) {
+  const bool backward = model.has_problem() && model.problem().backward();
+  const std::string_view id = panel.id;
+  if (backward && id == "statistics") return PlainNotation("Row statistics: L_i, D_i");
+  if (backward && id == "output") return PlainNotation("Output row dQ_i");
+  return PlainNotation(panel.title);
+}
 
 const PanelInfo* FindPanel(std::string_view id) {
   for (const PanelInfo& p : kPanels)

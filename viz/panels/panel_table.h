@@ -15,6 +15,7 @@
 #pragma once
 
 #include <span>
+#include <string>
 #include <string_view>
 
 #include "viz/model.h"
@@ -47,6 +48,9 @@ bool IsPanelOpen(const UiState& ui, const PanelInfo& panel);
 void SetPanelOpen(UiState& ui, const PanelInfo& panel, bool open);
 // Opens the panel and, for a centre tab, brings it to the front. False when no panel has that id.
 bool FocusPanel(UiState& ui, std::string_view id);
+// The title the panel shows for this problem: the right column's panels say what they hold in the backward pass
+// ("Row statistics: L_i, D_i", "Output row dQ_i"). Plain notation, as title bars draw it.
+std::string PanelTitle(const PanelInfo& panel, const Model& model);
 // "step, traffic, ..." for messages.
 std::string PanelIdList();
 

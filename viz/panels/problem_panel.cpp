@@ -93,8 +93,23 @@ void DrawProblemPanel(const Model& model, UiState& ui) {
     commit |= Committed(ImGui::InputInt("##bc", &f.bc, 1, 8));
   }
 
+  Label("pass", "forward: O = softmax(scale·Q Kᵀ) V. backward: FlashAttention-2's backward pass (dQ, dK, dV from "
+                "dO), after the forward pass in the q order that saves O and the log-sum-exp L. Ctrl+B switches.",
+        label_w);
+  int pass = f.pass == Pass::kForward ? 0 : 1;
+  commit |= Committed(ImGui::RadioButton("forward", &pass, 0));
+  MathTooltip("The forward pass in the loop order below");
+  ImGui::SameLine();
+  commit |= Committed(ImGui::RadioButton("backward", &pass, 1));
+  MathTooltip("For each K/V tile j (dK_j, dV_j on chip), for each Q tile i: recompute S_ij and P_ij from L_i, then "
+              "dV_j, dP_ij, dS_ij, dK_j, and dQ_i read-modify-written in HBM");
+  f.pass = pass == 0 ? Pass::kForward : Pass::kBackward;
+
+  // The backward pass has one order of its own; the forward pass it follows runs in the q order.
+  ImGui::BeginDisabled(f.pass == Pass::kBackward);
   Label("order", "kv: Algorithm 1 as written, K/V tiles in the outer loop: O_i, ℓ_i, m_i go through HBM on every "
-                 "K/V tile. q: FlashAttention-2, Q tiles outside: the running state stays on chip.", label_w);
+                 "K/V tile. q: FlashAttention-2, Q tiles outside: the running state stays on chip. The backward pass "
+                 "has its own order (K/V outside).", label_w);
   int order = f.order == LoopOrder::kKvOuter ? 0 : 1;
   commit |= Committed(ImGui::RadioButton("kv", &order, 0));
   MathTooltip("Algorithm 1: for each K/V tile j, for each Q tile i");
@@ -102,6 +117,7 @@ void DrawProblemPanel(const Model& model, UiState& ui) {
   commit |= Committed(ImGui::RadioButton("q", &order, 1));
   MathTooltip("FlashAttention-2: for each Q tile i, for each K/V tile j");
   f.order = order == 0 ? LoopOrder::kKvOuter : LoopOrder::kQOuter;
+  ImGui::EndDisabled();
 
   Label("scale", "The factor on Q Kᵀ before the softmax: 1/√d by default; none (1) as the Vortex program.", label_w);
   int scale_mode = static_cast<int>(f.scale_mode);
@@ -125,7 +141,8 @@ void DrawProblemPanel(const Model& model, UiState& ui) {
   commit |= Committed(ImGui::Checkbox("##causal", &f.causal));
 
   ImGui::BeginDisabled(from_file);
-  Label("seed", "Random inputs, uniform in [−3, 3] (the assignment's range), from this seed.", label_w);
+  Label("seed", "Random inputs, uniform in [−3, 3] (the assignment's range), from this seed; the backward pass's dO "
+                "uniform in [−1, 1] from it too.", label_w);
   ImGui::SetNextItemWidth(field_w);
   long long seed = static_cast<long long>(f.seed);
   commit |= Committed(ImGui::InputScalar("##seed", ImGuiDataType_S64, &seed, nullptr, nullptr, "%lld"));
@@ -173,10 +190,11 @@ void DrawProblemPanel(const Model& model, UiState& ui) {
   if (model.has_problem()) {
     const AttentionProblem& p = model.problem();
     ImGui::PushTextWrapPos(0);
+    const std::string order = p.backward() ? std::string("backward pass") : std::string(LoopOrderName(p.order)) + " order";
     MathTextColored(GetPalette().dim,
-                    Sprintf("B_r = %d, B_c = %d, T_r × T_c = %d × %d, %s order, scale %.4g%s, %lld steps", p.br, p.bc,
-                            p.tr(), p.tc(), std::string(LoopOrderName(p.order)).c_str(), p.scale,
-                            p.causal ? ", causal" : "", static_cast<long long>(model.step_count()))
+                    Sprintf("B_r = %d, B_c = %d, T_r × T_c = %d × %d, %s, scale %.4g%s, %lld steps", p.br, p.bc,
+                            p.tr(), p.tc(), order.c_str(), p.scale, p.causal ? ", causal" : "",
+                            static_cast<long long>(model.step_count()))
                         .c_str());
     ImGui::PopTextWrapPos();
   }

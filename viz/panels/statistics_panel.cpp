@@ -118,10 +118,80 @@ void HistoryPlot(const char* id, const char* title, const Model& m, bool is_m, i
   Plot(id, size, spec);
 }
 
+// The backward pass has no running statistics: the per-row numbers it reads are L_i (saved by the forward pass)
+// and D_i (the preprocessing pass), shown as bars for the Q tile on chip.
+void DrawBackwardStatistics(const Model& model, UiState& ui) {
+  const StepState& s = model.state();
+  const BackwardNumerics& g = s.grad;
+  const Palette& pal = GetPalette();
+  ImGui::PushTextWrapPos(0);
+  if (s.info.i < 0 || (g.lse.empty() && g.delta.empty())) {
+    MathTextColored(pal.dim, s.info.phase == Phase::kDone
+                                 ? "All tiles are done: dQ, dK and dV are complete in HBM."
+                                 : "No Q tile is on chip at this step: its L_i and D_i appear at load_q (D_i already "
+                                   "at its delta step).");
+    ImGui::PopTextWrapPos();
+    return;
+  }
+  MathTextF("Q tile i = %d, rows %d–%d%s", s.info.i, s.row_begin, s.row_begin + s.rows - 1,
+            s.info.j >= 0 ? Sprintf(", K/V tile j = %d", s.info.j).c_str() : "");
+  ImGui::SameLine();
+  HelpMarker("L_i = m_i + log ℓ_i: the log-sum-exp of each row over every key, saved by the forward pass, so "
+             "P_ij = exp(S_ij − L_i) needs no running maximum. D_i = rowsum(dO_i ∘ O_i): computed once by the "
+             "preprocessing pass, it is the rowsum(P ∘ dP) that dS = P ∘ (dP − D) needs.");
+  ImGui::PopTextWrapPos();
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  const float header_h = ImGui::GetTextLineHeightWithSpacing();
+  const float col_w = (avail.x - ImGui::GetStyle().ItemSpacing.x) / 2;
+  const float bars_h = std::max(40.0f, std::min(avail.y - header_h, 24.0f * ImGui::GetFontSize()));
+  const float row_h = bars_h / static_cast<float>(std::max(s.rows, 1));
+  const ImVec2 p0 = ImGui::GetCursorScreenPos();
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const int highlight = ui.cursor.hover_row >= s.row_begin && ui.cursor.hover_row < s.row_begin + s.rows
+                            ? ui.cursor.hover_row - s.row_begin
+                            : -1;
+  const std::vector<bool> none;
+  struct Column {
+    const char* name;
+    const std::vector<double>& values;
+  };
+  const Column columns[2] = {{"L_i", g.lse}, {"D_i", g.delta}};
+  for (int k = 0; k < 2; ++k) {
+    const float x = p0.x + static_cast<float>(k) * (col_w + ImGui::GetStyle().ItemSpacing.x);
+    Range range;
+    range.Take(columns[k].values);
+    if (range.empty()) range = {0, 1};
+    range.lo = std::min(range.lo, 0.0);
+    range.hi = std::max(range.hi, 0.0);
+    if (range.lo == range.hi) range.hi = range.lo + 1;
+    ImGui::SetCursorScreenPos(ImVec2(x, p0.y));
+    MathTextF("%s  [%s, %s]", columns[k].name, Num(range.lo, 3).c_str(), Num(range.hi, 3).c_str());
+    const ScreenRect area{ImVec2(x, p0.y + header_h), ImVec2(x + col_w, p0.y + header_h + bars_h)};
+    DrawBars(dl, area, s.rows, row_h, columns[k].values, {}, range.lo, range.hi, none, highlight);
+    if (row_h >= ImGui::GetFontSize())
+      for (int r = 0; r < static_cast<int>(columns[k].values.size()); ++r) {
+        const std::string text = Num(columns[k].values[static_cast<std::size_t>(r)], 3);
+        const float y = area.min.y + row_h * static_cast<float>(r) + (row_h - ImGui::GetFontSize()) / 2;
+        dl->AddText(ImVec2(area.max.x - ImGui::CalcTextSize(text.c_str()).x - 3, y), ImGui::GetColorU32(ImGuiCol_Text),
+                    text.c_str());
+      }
+    ImGui::SetCursorScreenPos(area.min);
+    ImGui::PushID(k);
+    ImGui::InvisibleButton("##bars", ImVec2(std::max(1.0f, area.width()), std::max(1.0f, area.height())));
+    if (ImGui::IsItemHovered()) {
+      const int r = std::clamp(static_cast<int>((ImGui::GetIO().MousePos.y - area.min.y) / row_h), 0, s.rows - 1);
+      ui.cursor.hover_row = s.row_begin + r;
+      ShowExplanation(k == 0 ? ExplainLse(model, r) : ExplainDelta(model, r));
+    }
+    ImGui::PopID();
+  }
+}
+
 }  // namespace
 
 void DrawStatisticsPanel(const Model& model, UiState& ui) {
   if (!model.has_problem()) return;
+  if (model.problem().backward()) return DrawBackwardStatistics(model, ui);
   const StepState& s = model.state();
   const TileNumerics& t = s.tile;
   const Palette& pal = GetPalette();

@@ -590,6 +590,7 @@ void DrawStepPanel(const Model& model, UiState& ui) {
     ImGui::TextDisabled("The window is too small for the step view.");
     return;
   }
+  if (model.problem().backward()) return DrawBackwardStepPanel(model, ui);
   const float legend_h = ImGui::GetFrameHeightWithSpacing();
   const StepLayout L = ComputeStepLayout(origin, avail, model.problem(),
                                          ui.appearance.ui_scale * (ui.appearance.presentation ? 1.2f : 1.0f),

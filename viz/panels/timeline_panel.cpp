@@ -79,7 +79,7 @@ void DrawTimelinePanel(const Model& model, UiState& ui) {
   // The phase's line of the algorithm (the numbering the algorithm panel shows), so the pseudocode is one
   // glance away even while the step view is on screen.
   const std::string line =
-      PseudocodeLineOf(PseudocodeFor(model.problem().order, AlgorithmState(ui).version), s.info.phase);
+      PseudocodeLineOf(PseudocodeFor(model.problem(), AlgorithmState(ui).version), s.info.phase);
   const std::string where =
       Sprintf("step %lld / %lld · %s%s", static_cast<long long>(model.step()),
               static_cast<long long>(model.step_count() - 1), std::string(PhaseName(s.info.phase)).c_str(),

@@ -30,6 +30,19 @@ std::string Bytes(std::int64_t b) { return HumanBytes(static_cast<double>(b)); }
 
 const char* ComputeOperation(const Model& m) {
   const bool kv = m.problem().order == LoopOrder::kKvOuter;
+  if (m.problem().backward()) {
+    switch (m.state().info.phase) {
+      case Phase::kDelta: return "D_i = rowsum(dO_i ∘ O_i)";
+      case Phase::kScores: return "S_ij = scale·Q_i K_jᵀ (again)";
+      case Phase::kProbs: return "P_ij = exp(S_ij − L_i)";
+      case Phase::kGradV: return "dV_j += P_ijᵀ dO_i";
+      case Phase::kGradP: return "dP_ij = dO_i V_jᵀ";
+      case Phase::kGradS: return "dS_ij = P_ij ∘ (dP_ij − D_i)";
+      case Phase::kGradK: return "dK_j += scale·dS_ijᵀ Q_i";
+      case Phase::kGradQ: return "dQ_i += scale·dS_ij K_j";
+      default: return "idle: this phase moves data only";
+    }
+  }
   switch (m.state().info.phase) {
     case Phase::kScores: return "S_ij = scale·Q_i K_jᵀ";
     case Phase::kRowMax: return kv ? "m~_ij = rowmax(S_ij)" : "m_i ← max(m_i, rowmax S_ij)";
@@ -78,8 +91,10 @@ void Box(ImDrawList* dl, const ScreenRect& r, ImU32 fill, const char* title) {
   DrawMathText(dl, ImVec2(r.min.x + 6, r.min.y + 4), GetPalette().heading, title);
 }
 
-constexpr std::array<HbmTensor, 7> kFlashTensors = {HbmTensor::kQ, HbmTensor::kK, HbmTensor::kV, HbmTensor::kO,
-                                                    HbmTensor::kL, HbmTensor::kM, HbmTensor::kLse};
+// The tensors FlashAttention moves (forward and backward); S, P, dP and dS only standard attention does.
+constexpr std::array<HbmTensor, 12> kFlashTensors = {
+    HbmTensor::kQ, HbmTensor::kK,  HbmTensor::kV,  HbmTensor::kO,  HbmTensor::kL,  HbmTensor::kM,
+    HbmTensor::kLse, HbmTensor::kDO, HbmTensor::kD, HbmTensor::kDQ, HbmTensor::kDK, HbmTensor::kDV};
 
 // SramTileName with the UI's notation (ℓ for l, α for alpha).
 std::string SramDisplayName(SramTile t) {
@@ -96,6 +111,7 @@ const char* TensorLabel(HbmTensor t) {
   switch (t) {
     case HbmTensor::kL: return "ℓ";
     case HbmTensor::kLse: return "L (lse)";
+    case HbmTensor::kD: return "D";
     default: return nullptr;
   }
 }
@@ -117,7 +133,11 @@ void DrawSramBar(ImDrawList* dl, const Model& m, const ScreenRect& bar) {
       IM_COL32(90, 150, 230, 255),  IM_COL32(80, 190, 150, 255), IM_COL32(60, 160, 110, 255),
       IM_COL32(230, 150, 70, 255),  IM_COL32(200, 120, 200, 255), IM_COL32(160, 100, 200, 255),
       IM_COL32(230, 200, 70, 255),  IM_COL32(170, 170, 170, 255), IM_COL32(150, 150, 150, 255),
-      IM_COL32(130, 130, 130, 255), IM_COL32(120, 120, 120, 255), IM_COL32(200, 90, 90, 255)};
+      IM_COL32(130, 130, 130, 255), IM_COL32(120, 120, 120, 255), IM_COL32(200, 90, 90, 255),
+      // the backward pass's: dO_i, dK_j, dV_j, dQ_i, L_i, D_i, S_ij/P_ij, dP_ij/dS_ij
+      IM_COL32(240, 120, 160, 255), IM_COL32(60, 190, 200, 255), IM_COL32(40, 150, 170, 255),
+      IM_COL32(250, 170, 110, 255), IM_COL32(190, 160, 230, 255), IM_COL32(210, 210, 120, 255),
+      IM_COL32(230, 200, 70, 255),  IM_COL32(220, 110, 90, 255)};
   for (int k = 0; k < kSramTileCount; ++k) {
     const auto tile = static_cast<SramTile>(k);
     if (!(s.sram_tiles & Bit(tile))) continue;
@@ -272,18 +292,45 @@ void DrawComparison(const Model& m) {
   const double flash = static_cast<double>(m.final_ledger().HbmBytes());
   const double standard = static_cast<double>(m.standard_ledger().HbmBytes());
   const double full = std::max({flash, standard, 1.0});
-  SectionTitle("Flash against standard attention",
-               "Standard attention writes S = scale·QKᵀ (N × N) to HBM, reads it back for the softmax, writes P, and "
-               "reads P again for O = PV: 4N² floats beside the inputs. FlashAttention never lets S or P leave SRAM; "
-               "its cost is reloading tiles (and, in Algorithm 1, O_i, ℓ_i, m_i on every K/V tile).");
+  const bool backward = m.problem().backward();
+  if (backward)
+    SectionTitle("Flash against standard attention: the backward pass",
+                 "Standard attention's backward reads the P its forward pass stored (N × N) twice, writes dP and dS "
+                 "(N × N each) and reads them back: 7N² floats beside the N × d tensors. FlashAttention-2's backward "
+                 "recomputes S_ij and P_ij from Q, K and the saved L on chip; its cost is reloading Q_i, dO_i, L_i, "
+                 "D_i and reading and writing dQ_i once per K/V tile.");
+  else
+    SectionTitle("Flash against standard attention",
+                 "Standard attention writes S = scale·QKᵀ (N × N) to HBM, reads it back for the softmax, writes P, "
+                 "and reads P again for O = PV: 4N² floats beside the inputs. FlashAttention never lets S or P leave "
+                 "SRAM; its cost is reloading tiles (and, in Algorithm 1, O_i, ℓ_i, m_i on every K/V tile).");
   Bar("flash, so far", so_far, full, pal.flash, Bytes(static_cast<std::int64_t>(so_far)));
   Bar("flash, whole run", flash, full, pal.flash, Bytes(static_cast<std::int64_t>(flash)));
   Bar("standard, whole run", standard, full, pal.standard, Bytes(static_cast<std::int64_t>(standard)));
   MathTextF("standard / flash = %.2f×", flash > 0 ? standard / flash : 0.0);
   ImGui::SameLine();
-  HelpMarker("Below 1× FlashAttention moves more bytes than standard attention: Algorithm 1 (kv order) reads Q_i and "
-             "reads and writes O_i, ℓ_i, m_i once per K/V tile, about 12·N²·d/B_c bytes against standard's 16·N², so "
-             "it wins only when B_c (that is M) is large against d. The q order loads Q_i once.");
+  if (backward)
+    HelpMarker("Below 1× FlashAttention's backward moves more bytes than standard attention's: it reads Q_i, dO_i "
+               "and reads and writes dQ_i once per K/V tile, about 16·N²·d/B_c bytes against standard's 28·N², so it "
+               "wins when B_c is large against d.");
+  else
+    HelpMarker("Below 1× FlashAttention moves more bytes than standard attention: Algorithm 1 (kv order) reads Q_i "
+               "and reads and writes O_i, ℓ_i, m_i once per K/V tile, about 12·N²·d/B_c bytes against standard's "
+               "16·N², so it wins only when B_c (that is M) is large against d. The q order loads Q_i once.");
+  if (backward) {
+    // A training step pays both passes: the forward pass (q order, which saves O and L) and this one.
+    const double flash_total = static_cast<double>(m.forward_ledger().HbmBytes()) + flash;
+    const double standard_total = static_cast<double>(m.standard_forward_ledger().HbmBytes()) + standard;
+    const double total_full = std::max({flash_total, standard_total, 1.0});
+    Bar("flash, fwd + bwd", flash_total, total_full, pal.flash, Bytes(static_cast<std::int64_t>(flash_total)));
+    Bar("standard, fwd + bwd", standard_total, total_full, pal.standard,
+        Bytes(static_cast<std::int64_t>(standard_total)));
+    MathTextF("forward + backward: standard / flash = %.2f×", flash_total > 0 ? standard_total / flash_total : 0.0);
+    ImGui::SameLine();
+    HelpMarker("The whole training step: the forward pass in the q order (FlashAttention-2, which saves O and L for "
+               "this pass) plus this backward pass, against standard attention's forward (which stores P) plus its "
+               "backward.");
+  }
 
   if (ImGui::BeginTable("##tensors", 5, ImGuiTableFlags_BordersInnerH | ImGuiTableFlags_SizingStretchProp)) {
     ImGui::TableSetupColumn("HBM");

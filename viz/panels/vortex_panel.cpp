@@ -763,6 +763,14 @@ void DrawVortexPanel(const Model& model, UiState& ui) {
   DrawControls(ui, ui.appearance.ui_scale);
 
   const AttentionProblem& problem = model.problem();
+  if (problem.backward()) {
+    // The Vortex report maps the forward kernel; its programs have no backward pass to step in lockstep.
+    ImGui::PushTextWrapPos(0);
+    MathTextColored(pal.warn, "The backward pass is stepped in the other tabs: the Vortex programs below are the "
+                              "forward pass of the same N and d (the cursor does not follow the backward steps). "
+                              "Ctrl+B switches to the forward pass.");
+    ImGui::PopTextWrapPos();
+  }
   const vortex::Request request{st.machine, st.mode, problem.n, problem.d};
   std::string error;
   const vortex::Report* report = model.VortexReport(request, &error);

@@ -1,0 +1,442 @@
+// The step view of the backward pass (DrawStepPanel hands over to it): on the left the N × d tensors in HBM as
+// columns (Q, dO and dQ row-tiled by i; K, V, dK and dV by j), one cursor over the current tiles, dQ as it stands
+// in HBM with the rows grad_q read-modify-writes flagged; on the right the tiles on chip, large with their numbers:
+// S_ij then P_ij with L_i beside it, dP_ij then dS_ij with D_i, dV_j and dK_j accumulating over the Q tiles, and
+// dQ_i as grad_q reads it, adds to it and writes it back. Every number is the stepper's (StepState::grad).
+//
+// [SECTION] layout and textures
+// [SECTION] the HBM columns
+// [SECTION] the tiles, large
+// [SECTION] the panel
+#include <algorithm>
+#include <cmath>
+
+#include "kernels/common/format.h"
+#include "viz/colormap.h"
+#include "viz/formulas.h"
+#include "viz/frame_report.h"
+#include "viz/heatmap.h"
+#include "viz/panels/panels.h"
+#include "viz/widgets.h"
+
+namespace flashviz {
+namespace {
+
+// ---------------------------------------------------------------------------------------------------------
+// [SECTION] layout and textures
+// ---------------------------------------------------------------------------------------------------------
+
+ScreenRect Rect(float x, float y, float w, float h) {
+  return {ImVec2(std::floor(x), std::floor(y)), ImVec2(std::floor(x + w), std::floor(y + h))};
+}
+
+double FiniteAbsMax(const std::vector<double>& v) {
+  double m = 0;
+  for (double x : v)
+    if (std::isfinite(x)) m = std::max(m, std::abs(x));
+  return m > 0 ? m : 1.0;
+}
+
+double AbsMax(const std::vector<float>& v) {
+  double m = 0;
+  for (float x : v) m = std::max(m, static_cast<double>(std::abs(x)));
+  return m > 0 ? m : 1.0;
+}
+
+struct Hovered {
+  Explanation explanation;
+  bool any = false;
+};
+
+bool HitArea(const char* id, const ScreenRect& rect) {
+  ImGui::SetCursorScreenPos(rect.min);
+  ImGui::InvisibleButton(id, ImVec2(std::max(rect.width(), 1.0f), std::max(rect.height(), 1.0f)));
+  return ImGui::IsItemHovered();
+}
+
+// One N × d tensor of HBM as a column, with the tile cursor on rows [r0, r1) (none when r0 < 0).
+struct HbmColumn {
+  const char* name;
+  const char* help;
+  char tiling;  // 'i' (B_r rows) or 'j' (B_c rows)
+};
+
+// ---------------------------------------------------------------------------------------------------------
+// [SECTION] the HBM columns
+// ---------------------------------------------------------------------------------------------------------
+
+// The rows of dK and dV already written (write_dk_dv of their K/V tile has run).
+bool KvGradientsWritten(const Model& m, int j) {
+  const StepInfo& info = m.state().info;
+  if (info.phase == Phase::kDone) return true;
+  if (info.j == j) return info.phase == Phase::kWriteGrads;
+  return m.KvTileStatus(j) == TileStatus::kDone;
+}
+
+void DrawHbmColumns(const Model& m, UiState& ui, const ScreenRect& area, Hovered& hovered) {
+  const AttentionProblem& p = m.problem();
+  const StepState& s = m.state();
+  const Palette& pal = GetPalette();
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const float label_h = ImGui::GetFrameHeight();
+  constexpr int kColumns = 7;
+  const float gap = std::floor(8.0f * ui.appearance.ui_scale);
+  const float col_w = std::floor(std::min((area.width() - gap * (kColumns - 1)) / kColumns, 90.0f * ui.appearance.ui_scale));
+  const float h = area.height() - 2 * label_h;
+  if (col_w < 6 || h < 20) return;
+  const AttentionInputs& in = m.inputs();
+  const Reference* ref = m.reference();
+  const HbmOutput* dq = m.hbm_output();
+  const double input_max = std::max({AbsMax(in.q), AbsMax(in.k), AbsMax(in.v)});
+  const double dout_max = AbsMax(in.dout);
+  const double dq_max = ref ? FiniteAbsMax(ref->o) : 1.0;
+  const double dk_max = ref && !ref->dk.empty() ? FiniteAbsMax(ref->dk) : 1.0;
+  const double dv_max = ref && !ref->dv.empty() ? FiniteAbsMax(ref->dv) : 1.0;
+  const ForwardSaved* saved = m.stepper().saved();
+  const std::vector<double>* final_dk = saved && ref && !ref->model_dk.empty() ? &ref->model_dk : nullptr;
+  const std::vector<double>* final_dv = saved && ref && !ref->model_dv.empty() ? &ref->model_dv : nullptr;
+
+  struct Column {
+    const char* name;
+    const char* help;
+    bool q_side;
+    std::function<double(int, int)> value;  // NaN: not in HBM yet
+    ColorScale scale;
+    std::string key;
+    std::uint64_t version;
+  };
+  const auto input = [&](const std::vector<float>& v) {
+    return [&v, d = p.d](int r, int e) { return static_cast<double>(v[static_cast<std::size_t>(r) * d + e]); };
+  };
+  const auto written = [&](const std::vector<double>* v) {
+    return [&m, v, &p](int r, int e) {
+      if (!v || !KvGradientsWritten(m, r / p.bc)) return std::numeric_limits<double>::quiet_NaN();
+      return (*v)[static_cast<std::size_t>(r) * p.d + e];
+    };
+  };
+  const std::uint64_t step_key = m.step_version() * 2 + (ref ? 1 : 0);
+  std::vector<Column> columns = {
+      {"Q", "Q (N × d), read once per K/V tile at load_q (Q_i).", true, input(in.q),
+       ColorScale::Symmetric(input_max), "bwd-Q", m.problem_version()},
+      {"dO", "dO (N × d), the upstream gradient: read by the delta step and once per K/V tile at load_q (dO_i).", true,
+       input(in.dout), ColorScale::Symmetric(dout_max), "bwd-dO", m.problem_version()},
+      {"dQ", "dQ (N × d) as it stands in HBM after this step: zero at init, every K/V tile adds scale·dS_ij K_j to "
+             "the rows of the Q tiles it meets (grad_q reads, adds and writes back: atomicAdd on a GPU).",
+       true,
+       [&](int r, int e) {
+         return dq ? dq->values[static_cast<std::size_t>(r) * p.d + e] : std::numeric_limits<double>::quiet_NaN();
+       },
+       ColorScale::Symmetric(dq_max), "bwd-dQ", (m.problem_version() << 40) ^ (dq ? static_cast<std::uint64_t>(dq->step) * 2 + 1 : 0)},
+      {"K", "K (N × d), read once, at load_kv of its tile (K_j).", false, input(in.k),
+       ColorScale::Symmetric(input_max), "bwd-K", m.problem_version()},
+      {"V", "V (N × d), read once, at load_kv of its tile (V_j).", false, input(in.v),
+       ColorScale::Symmetric(input_max), "bwd-V", m.problem_version()},
+      {"dK", "dK (N × d) in HBM: written once per K/V tile, at write_dk_dv (blank until then).", false,
+       written(final_dk), ColorScale::Symmetric(dk_max), "bwd-dK", step_key},
+      {"dV", "dV (N × d) in HBM: written once per K/V tile, at write_dk_dv (blank until then).", false,
+       written(final_dv), ColorScale::Symmetric(dv_max), "bwd-dV", step_key},
+  };
+  const float thick = std::max(2.0f, 2.5f * ui.appearance.ui_scale);
+  const ImVec2 mouse = ImGui::GetIO().MousePos;
+  for (int k = 0; k < kColumns; ++k) {
+    Column& c = columns[static_cast<std::size_t>(k)];
+    const float x = area.min.x + static_cast<float>(k) * (col_w + gap);
+    const ScreenRect rect = Rect(x, area.min.y + label_h, col_w, h);
+    if (FrameReport* report = CurrentFrameReport()) report->backward_parts.push_back(rect);
+    ImGui::SetCursorScreenPos(ImVec2(x, area.min.y));
+    MathText(c.name);
+    MathTooltip(c.help);
+    ColorScale scale = c.scale;
+    scale.masked = pal.pending;  // not in HBM yet
+    DrawImage(dl, CachedTexture(c.key, c.version, [&](RgbaImage& image) {
+                FillMatrixImage(p.n, p.d, c.value, scale, image);
+              }),
+              rect);
+    const CellGrid grid{rect, p.n, p.d};
+    DrawTileLines(dl, grid, c.q_side ? p.br : p.bc, 0, pal.grid);
+    const int tile = c.q_side ? s.info.i : s.info.j;
+    if (tile >= 0) {
+      const int r0 = c.q_side ? p.RowBegin(tile) : p.ColBegin(tile);
+      const int r1 = r0 + (c.q_side ? p.RowsInTile(tile) : p.ColsInTile(tile));
+      const bool active = !(k == 2 && s.info.phase != Phase::kGradQ && s.info.phase != Phase::kInit);
+      if (k == 2 && s.info.phase == Phase::kGradQ) {
+        // The read-modify-write: dQ_i in HBM flashes and carries the ⇄ mark.
+        DrawWash(dl, grid.Cells(r0, 0, r1, p.d), pal.cursor_fill);
+        DrawCursorRect(dl, grid.Cells(r0, 0, r1, p.d), pal.warn, thick);
+        const ScreenRect tile_rect = grid.Cells(r0, 0, r1, p.d);
+        const ImVec2 size = CalcMathTextSize("⇄");
+        dl->AddRectFilled(ImVec2(tile_rect.min.x + (tile_rect.width() - size.x) / 2 - 2, tile_rect.min.y + 2),
+                          ImVec2(tile_rect.min.x + (tile_rect.width() + size.x) / 2 + 2, tile_rect.min.y + 4 + size.y),
+                          pal.plot_bg);
+        DrawMathText(dl, ImVec2(tile_rect.min.x + (tile_rect.width() - size.x) / 2, tile_rect.min.y + 3), pal.warn,
+                     "⇄");
+      } else if (active || k != 2) {
+        DrawCursorRect(dl, grid.Cells(r0, 0, r1, p.d), k == 2 ? pal.dim : pal.cursor, k == 2 ? 1.5f : thick);
+      }
+      if (k == 0)
+        if (FrameReport* report = CurrentFrameReport()) {
+          report->q_tile_visible = true;
+          report->q_tile = grid.Cells(r0, 0, r1, p.d);
+        }
+    }
+    if (k == 5 || k == 6)
+      for (int j = 0; j < p.tc(); ++j)
+        if (!KvGradientsWritten(m, j))
+          DrawWash(dl, grid.Cells(p.ColBegin(j), 0, p.ColBegin(j) + p.ColsInTile(j), p.d), pal.pending);
+    int row = 0, e = 0;
+    ImGui::PushID(k);
+    if (HitArea("##column", rect) && grid.CellAt(mouse, &row, &e)) {
+      ui.cursor.hover_row = c.q_side ? row : -1;
+      ui.cursor.hover_col = c.q_side ? -1 : row;
+      if (k == 2) {
+        hovered = {ExplainHbmGradient(m, row, e), true};
+      } else {
+        Explanation x;
+        x.available = true;
+        x.value = c.value(row, e);
+        x.title = Sprintf("%s[%d, %d] = %s", c.name, row, e,
+                          std::isfinite(x.value) ? Num(x.value, 5).c_str() : "not in HBM yet");
+        x.lines.push_back(c.help);
+        x.lines.push_back(Sprintf("row %d is in %s tile %c = %d", row, c.q_side ? "Q" : "K/V", c.q_side ? 'i' : 'j',
+                                  row / (c.q_side ? p.br : p.bc)));
+        hovered = {x, true};
+      }
+    }
+    ImGui::PopID();
+  }
+  const float note_y = area.max.y - label_h + 4;
+  DrawMathText(dl, ImVec2(area.min.x, note_y), pal.dim, "HBM: Q, dO, dQ by Q tile i · K, V, dK, dV by K/V tile j");
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// [SECTION] the tiles, large
+// ---------------------------------------------------------------------------------------------------------
+
+using CellExplainer = std::function<Explanation(int r, int c)>;
+using RowExplainer = std::function<Explanation(int r)>;
+
+// A rows × cols grid of numbers (when they fit) over their colours, with an optional per-row column beside it.
+// Returns the grid's rectangle.
+ScreenRect DrawNumberGrid(const char* id, UiState& ui, ScreenRect area, int rows, int cols, const std::vector<double>* values,
+                    const ColorScale& scale, const std::vector<double>* row_stat, const char* stat_name,
+                    const CellExplainer& explain, const RowExplainer& explain_row, const char* empty_text,
+                    std::uint64_t version, Hovered& hovered, int row_offset_for_hover) {
+  const Palette& pal = GetPalette();
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  rows = std::max(rows, 1);
+  cols = std::max(cols, 1);
+  ImFont* mono = MonoFont();
+  const float mono_size = mono->FontSize;
+  const float num_w2 = mono->CalcTextSizeA(mono_size, FLT_MAX, 0, "-0.00").x + 6;
+  const float num_w1 = mono->CalcTextSizeA(mono_size, FLT_MAX, 0, "-0.0").x + 4;
+  const float stat_share = row_stat ? 1.7f : 0.0f;
+  float cell = std::min(area.width() / (static_cast<float>(cols) + stat_share + 0.3f),
+                        area.height() / static_cast<float>(rows));
+  cell = std::floor(std::min(cell, 80.0f * ui.appearance.ui_scale));
+  if (cell < 1) return {area.min, area.min};
+  const ScreenRect grid_rect =
+      Rect(area.min.x, area.min.y, cell * static_cast<float>(cols), cell * static_cast<float>(rows));
+  const CellGrid grid{grid_rect, rows, cols};
+  FrameReport* report = CurrentFrameReport();
+  if (report) report->backward_parts.push_back(grid_rect);
+  if (!values || values->size() != static_cast<std::size_t>(rows) * cols) {
+    dl->AddRectFilled(grid_rect.min, grid_rect.max, pal.pending);
+    dl->AddRect(grid_rect.min, grid_rect.max, ImGui::GetColorU32(ImGuiCol_Border));
+    const ImVec2 size = ImGui::CalcTextSize(empty_text);
+    const ImVec2 at = size.x + 8 < grid_rect.width() ? ImVec2(grid_rect.min.x + (grid_rect.width() - size.x) / 2,
+                                                              grid_rect.min.y + (grid_rect.height() - size.y) / 2)
+                                                     : ImVec2(grid_rect.min.x, grid_rect.max.y + 2);
+    dl->AddText(at, pal.dim, empty_text);
+    return grid_rect;
+  }
+  ColorScale with_mask = scale;
+  with_mask.masked = pal.masked;
+  DrawImage(dl, CachedTexture(id, version, [&](RgbaImage& image) {
+              FillMatrixImage(rows, cols, [&](int r, int c) { return (*values)[static_cast<std::size_t>(r) * cols + c]; },
+                              with_mask, image);
+            }),
+            grid_rect);
+  if (cell >= 6) DrawTileLines(dl, grid, 1, 1, pal.grid);
+  const bool numbers = cell >= num_w1 && cell >= mono_size + 4;
+  if (report) report->tile_numbers_shown = numbers;
+  const int decimals = cell >= num_w2 ? 2 : 1;
+  if (numbers)
+    for (int r = 0; r < rows; ++r)
+      for (int c = 0; c < cols; ++c) {
+        const double v = (*values)[static_cast<std::size_t>(r) * cols + c];
+        const std::string text = CellNum(v, decimals);
+        const ScreenRect cr = grid.Cells(r, c, r + 1, c + 1);
+        const ImVec2 size = mono->CalcTextSizeA(mono_size, FLT_MAX, 0, text.c_str());
+        dl->AddText(mono, mono_size, ImVec2(cr.min.x + (cr.width() - size.x) / 2, cr.min.y + (cr.height() - size.y) / 2),
+                    ContrastingText(with_mask(v)), text.c_str());
+      }
+  ScreenRect stat_rect{};
+  if (row_stat && row_stat->size() == static_cast<std::size_t>(rows)) {
+    stat_rect = Rect(grid_rect.max.x + cell * 0.3f, area.min.y, cell * stat_share, cell * static_cast<float>(rows));
+    dl->AddRect(stat_rect.min, stat_rect.max, ImGui::GetColorU32(ImGuiCol_Border));
+    const double top = FiniteAbsMax(*row_stat);
+    for (int r = 0; r < rows; ++r) {
+      const ScreenRect cr =
+          Rect(stat_rect.min.x, stat_rect.min.y + cell * static_cast<float>(r), stat_rect.width(), cell);
+      const double v = (*row_stat)[static_cast<std::size_t>(r)];
+      if (std::isfinite(v)) {  // D_i as a bar: its sign and size against the tile's largest
+        const float w = static_cast<float>(std::abs(v) / top) * (cr.width() - 2);
+        dl->AddRectFilled(ImVec2(cr.min.x + 1, cr.min.y + 1), ImVec2(cr.min.x + 1 + w, cr.max.y - 1),
+                          v < 0 ? DivergingColor(-0.45) : DivergingColor(0.45));
+      }
+      if (numbers) {
+        const std::string text = CellNum(v, decimals);
+        const ImVec2 size = mono->CalcTextSizeA(mono_size, FLT_MAX, 0, text.c_str());
+        dl->AddText(mono, mono_size, ImVec2(cr.max.x - size.x - 3, cr.min.y + (cr.height() - size.y) / 2),
+                    ImGui::GetColorU32(ImGuiCol_Text), text.c_str());
+      }
+    }
+    DrawMathText(dl, ImVec2(stat_rect.min.x, stat_rect.max.y + 1), pal.dim, stat_name);
+  }
+  const ImVec2 mouse = ImGui::GetIO().MousePos;
+  int r = 0, c = 0;
+  ImGui::PushID(id);
+  if (HitArea("##grid", grid_rect) && grid.CellAt(mouse, &r, &c)) {
+    hovered = {explain(r, c), true};
+    if (row_offset_for_hover >= 0) ui.cursor.hover_row = row_offset_for_hover + r;
+  }
+  if (row_stat && stat_rect.width() > 0 && HitArea("##stat", stat_rect)) {
+    const int rr = std::clamp(static_cast<int>((mouse.y - stat_rect.min.y) / cell), 0, rows - 1);
+    hovered = {explain_row(rr), true};
+  }
+  ImGui::PopID();
+  return grid_rect;
+}
+
+void DrawBackwardTiles(const Model& m, UiState& ui, const ScreenRect& area, Hovered& hovered) {
+  const StepState& s = m.state();
+  const BackwardNumerics& g = s.grad;
+  const AttentionProblem& p = m.problem();
+  const Phase phase = s.info.phase;
+  const float title_h = ImGui::GetTextLineHeightWithSpacing() + 2;
+  const float gap = 10.0f * ui.appearance.ui_scale;
+  const float half_w = std::floor((area.width() - gap) / 2);
+  const float top_h = std::floor((area.height() - 2 * title_h - ImGui::GetTextLineHeight() * 2) * 0.5f);
+  const float bottom_h = area.height() - top_h - 2 * title_h - ImGui::GetTextLineHeight() * 2;
+  const std::uint64_t v = m.step_version();
+  const int rows = s.rows, cols = s.cols;
+  const char* none = s.info.i < 0 || s.info.j < 0 ? "no tile pair at this step" : "not computed yet";
+
+  // S_ij, then P_ij in its place, with L_i.
+  const bool show_p = !g.p.empty();
+  ImGui::SetCursorScreenPos(area.min);
+  SectionTitle(show_p ? "P_ij = exp(S_ij − L_i)" : "S_ij = scale·Q_i K_jᵀ",
+               "Recomputed from Q_i and K_j (the forward pass stored no S), then turned into the final probabilities "
+               "with the saved log-sum-exp L_i (right column): one subtraction and one exp per entry, no running "
+               "maximum. P_ij overwrites S_ij in SRAM.");
+  const float y1 = ImGui::GetCursorScreenPos().y;
+  const ScreenRect sp_grid = DrawNumberGrid("bwd-SP", ui, Rect(area.min.x, y1, half_w, top_h), rows, cols, show_p ? &g.p : (g.s.empty() ? nullptr : &g.s),
+                 show_p ? ColorScale::Unit() : ColorScale::Symmetric(FiniteAbsMax(g.s)), g.lse.empty() ? nullptr : &g.lse,
+                 "L_i",
+                 [&](int r, int c) { return show_p ? ExplainBackwardProbability(m, r, c) : ExplainBackwardScore(m, r, c); },
+                 [&](int r) { return ExplainLse(m, r); }, none, v * 4 + (show_p ? 1 : 0), hovered, s.row_begin);
+
+  // The current tile pair carries the cursor, as S_ij does in the forward view.
+  if (s.info.i >= 0 && s.info.j >= 0 && sp_grid.width() > 0) {
+    DrawCursorRect(ImGui::GetWindowDrawList(), sp_grid, GetPalette().cursor,
+                   std::max(2.0f, 2.5f * ui.appearance.ui_scale));
+    if (FrameReport* report = CurrentFrameReport()) {
+      report->s_tile_visible = true;
+      report->s_tile = sp_grid;
+      report->step_s = sp_grid;
+    }
+  }
+
+  // dP_ij, then dS_ij in its place, with D_i as bars.
+  const bool show_ds = !g.ds.empty();
+  ImGui::SetCursorScreenPos(ImVec2(area.min.x + half_w + gap, area.min.y));
+  SectionTitle(show_ds ? "dS_ij = P_ij ∘ (dP_ij − D_i)" : "dP_ij = dO_i V_jᵀ",
+               "The gradient of each probability (dP_ij = dO_i V_jᵀ), then of each score (dS_ij, the softmax's "
+               "backward) in its place. D_i = rowsum(dO_i ∘ O_i) (right column, from the preprocessing pass) stands in "
+               "for the whole row's rowsum(P ∘ dP).");
+  const std::vector<double>* dpds = show_ds ? &g.ds : (g.dp.empty() ? nullptr : &g.dp);
+  DrawNumberGrid("bwd-dPdS", ui, Rect(area.min.x + half_w + gap, y1, half_w, top_h), rows, cols, dpds,
+                 ColorScale::Symmetric(dpds ? FiniteAbsMax(*dpds) : 1.0),
+                 g.delta.empty() || phase == Phase::kDelta ? nullptr : &g.delta, "D_i",
+                 [&](int r, int c) { return show_ds ? ExplainGradS(m, r, c) : ExplainGradP(m, r, c); },
+                 [&](int r) { return ExplainDelta(m, r); }, none, v * 4 + (show_ds ? 3 : 2), hovered, s.row_begin);
+
+  // dV_j, dK_j on chip and dQ_i (HBM, read-modify-written at grad_q).
+  const float y2 = y1 + top_h + ImGui::GetTextLineHeight() * 2;
+  const float third_w = std::floor((area.width() - 2 * gap) / 3);
+  const float grid_h = std::max(20.0f, bottom_h);
+  const char* kv_none = s.info.j < 0 ? "no K/V tile on chip" : "not computed yet";
+  const auto title_at = [&](float x, const char* title, const char* help) {
+    ImGui::SetCursorScreenPos(ImVec2(x, y2));
+    SectionTitle(title, help);
+  };
+  title_at(area.min.x, phase == Phase::kGradV ? "dV_j += P_ijᵀ dO_i" : "dV_j (on chip)",
+           "dV_j (B_c × d): each key's share of the output gradient, summed over the Q tiles so far. It starts at 0 "
+           "at load_kv, stays in SRAM, and is written to HBM once, at write_dk_dv.");
+  title_at(area.min.x + third_w + gap, phase == Phase::kGradK ? "dK_j += scale·dS_ijᵀ Q_i" : "dK_j (on chip)",
+           "dK_j (B_c × d): summed over the Q tiles so far, on chip like dV_j, written once at write_dk_dv.");
+  title_at(area.min.x + 2 * (third_w + gap), phase == Phase::kGradQ ? "dQ_i += scale·dS_ij K_j" : "dQ_i (in HBM)",
+           "dQ_i (B_r × d) lives in HBM: every K/V tile's grad_q reads it, adds scale·dS_ij K_j and writes it back. "
+           "On a GPU the blocks of different K/V tiles do this to the same rows at once, so the add is an atomicAdd "
+           "(or a separate pass computes dQ).");
+  const float y3 = ImGui::GetCursorScreenPos().y;
+  const bool kv_live = s.info.j >= 0 && !g.dv.empty() && phase != Phase::kDone;
+  DrawNumberGrid("bwd-dV", ui, Rect(area.min.x, y3, third_w, grid_h), cols, p.d, kv_live ? &g.dv : nullptr,
+                 ColorScale::Symmetric(kv_live ? FiniteAbsMax(g.dv) : 1.0), nullptr, "",
+                 [&](int c, int e) { return ExplainGradKv(m, 'V', c, e); }, nullptr, kv_none, v * 4, hovered, -1);
+  DrawNumberGrid("bwd-dK", ui, Rect(area.min.x + third_w + gap, y3, third_w, grid_h), cols, p.d,
+                 kv_live ? &g.dk : nullptr, ColorScale::Symmetric(kv_live ? FiniteAbsMax(g.dk) : 1.0), nullptr, "",
+                 [&](int c, int e) { return ExplainGradKv(m, 'K', c, e); }, nullptr, kv_none, v * 4, hovered, -1);
+  const bool dq_live = s.info.i >= 0 && s.info.j >= 0 && !g.dq.empty();
+  const ScreenRect dq_grid = DrawNumberGrid("bwd-dQ", ui, Rect(area.min.x + 2 * (third_w + gap), y3, third_w, grid_h), rows, p.d,
+                 dq_live ? &g.dq : nullptr, ColorScale::Symmetric(dq_live ? FiniteAbsMax(g.dq) : 1.0), nullptr, "",
+                 [&](int r, int e) { return ExplainGradQ(m, r, e); }, nullptr,
+                 s.info.i < 0 ? "no Q tile at this step" : "not on chip", v * 4, hovered, s.row_begin);
+  if (phase == Phase::kGradQ && dq_live) {
+    // The read-modify-write, drawn: HBM → SRAM, +, SRAM → HBM.
+    const Palette& pal = GetPalette();
+    const float x = area.min.x + 2 * (third_w + gap);
+    ImGui::SetCursorScreenPos(ImVec2(x, dq_grid.max.y + 4));
+    ImGui::PushTextWrapPos(x + third_w);
+    MathTextColored(pal.warn, "⇄ read, add, write back");
+    MathTooltip("grad_q reads dQ_i from HBM, adds scale·dS_ij K_j on chip and writes it back: on a GPU an atomicAdd, "
+                "since the blocks of other K/V tiles add into the same rows at the same time.");
+    ImGui::PopTextWrapPos();
+  }
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------------------
+// [SECTION] the panel
+// ---------------------------------------------------------------------------------------------------------
+
+void DrawBackwardStepPanel(const Model& model, UiState& ui) {
+  // Room for the cursor frames, which are drawn just outside the tiles they mark.
+  const float margin = std::ceil(std::max(2.0f, 2.5f * ui.appearance.ui_scale)) + 1;
+  const ImVec2 view_origin = ImGui::GetCursorScreenPos();
+  const ImVec2 view_avail = ImGui::GetContentRegionAvail();
+  const ImVec2 origin(view_origin.x + margin, view_origin.y + margin);
+  const ImVec2 avail(view_avail.x - 2 * margin, view_avail.y - 2 * margin);
+  const bool stacked = avail.x < 640.0f * ui.appearance.ui_scale;
+  const float gap = 12.0f * ui.appearance.ui_scale;
+  const float left_w = stacked ? avail.x : std::floor(avail.x * 0.40f);
+  const float left_h = stacked ? std::floor(avail.y * 0.38f) : avail.y;
+  const ScreenRect left{origin, ImVec2(origin.x + left_w, origin.y + left_h)};
+  const ScreenRect right = stacked ? ScreenRect{ImVec2(origin.x, origin.y + left_h + gap),
+                                                ImVec2(origin.x + avail.x, origin.y + avail.y)}
+                                   : ScreenRect{ImVec2(origin.x + left_w + gap, origin.y),
+                                                ImVec2(origin.x + avail.x, origin.y + avail.y)};
+  Hovered hovered;
+  DrawHbmColumns(model, ui, left, hovered);
+  DrawBackwardTiles(model, ui, right, hovered);
+  if (FrameReport* report = CurrentFrameReport()) {
+    report->step_view_drawn = true;
+    report->step_area = {view_origin, ImVec2(view_origin.x + view_avail.x, view_origin.y + view_avail.y)};
+    report->step_zoom = right;
+  }
+  ImGui::SetCursorScreenPos(ImVec2(view_origin.x, view_origin.y + view_avail.y));
+  if (hovered.any) ShowExplanation(hovered.explanation);
+}
+
+}  // namespace flashviz
