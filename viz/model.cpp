@@ -257,23 +257,38 @@ bool Model::OutputTileWritten(int i) const {
 // [SECTION] background work
 // ---------------------------------------------------------------------------------------------------------
 
-// O in HBM after a one-step move across a write_back: the step wrote exactly O_i (StepState::tile.o), so the
+namespace {
+
+// The tensor the output view shows as it stands in HBM: O, or dQ in the backward pass.
+HbmTensor OutputTensor(const AttentionProblem& p) { return p.backward() ? HbmTensor::kDQ : HbmTensor::kO; }
+
+// The rows of the output tensor that `state`'s step wrote (O_i at write_back; dQ_i at grad_q), or null.
+const std::vector<double>* RowsWritten(const AttentionProblem& p, const StepState& state) {
+  if (p.backward()) return state.info.phase == Phase::kGradQ && !state.grad.dq.empty() ? &state.grad.dq : nullptr;
+  return state.info.phase == Phase::kWriteBack && !state.tile.o.empty() ? &state.tile.o : nullptr;
+}
+
+}  // namespace
+
+// O (dQ) in HBM after a one-step move across a write_back (grad_q): the step wrote exactly O_i (dQ_i), so the
 // image is patched (forward) or restored from the undo list (backward) instead of being recomputed (O(N²d)).
 bool Model::PatchHbmOutput(std::int64_t old_step) {
   HbmOutput* out = hbm_output_.mutable_get();
   if (!out || !hbm_output_.current() || old_step < 0) return false;
-  const std::uint64_t key = static_cast<std::uint64_t>(state_.ledger[HbmTensor::kO].write_bytes) + 1;
+  const HbmTensor tensor = OutputTensor(problem_);
+  const std::uint64_t key = static_cast<std::uint64_t>(state_.ledger[tensor].write_bytes) + 1;
   const std::size_t d = static_cast<std::size_t>(problem_.d);
   if (step_ == old_step + 1) {
-    if (state_.delta[HbmTensor::kO].write_bytes == 0) return hbm_output_.key() == key;
-    if (state_.info.phase != Phase::kWriteBack || state_.tile.o.empty()) return false;
+    if (state_.delta[tensor].write_bytes == 0) return hbm_output_.key() == key;
+    const std::vector<double>* rows = RowsWritten(problem_, state_);
+    if (!rows) return false;
     const std::size_t begin = static_cast<std::size_t>(state_.row_begin) * d;
     const std::size_t count = static_cast<std::size_t>(state_.rows) * d;
     output_undo_.push_back({step_, hbm_output_.key(), state_.row_begin,
                             std::vector<double>(out->values.begin() + static_cast<std::ptrdiff_t>(begin),
                                                 out->values.begin() + static_cast<std::ptrdiff_t>(begin + count))});
     if (output_undo_.size() > 64) output_undo_.erase(output_undo_.begin());
-    std::copy(state_.tile.o.begin(), state_.tile.o.begin() + static_cast<std::ptrdiff_t>(count),
+    std::copy(rows->begin(), rows->begin() + static_cast<std::ptrdiff_t>(count),
               out->values.begin() + static_cast<std::ptrdiff_t>(begin));
     out->step = step_;
     hbm_output_.Rekey(key);
@@ -300,8 +315,8 @@ void Model::RequestBackgroundWork(std::int64_t old_step) {
   if (PatchHbmOutput(old_step)) return;
   if (std::abs(step_ - old_step) != 1) output_undo_.clear();
 
-  // O in HBM changes only when O is written: key it by the bytes written so far.
-  const std::int64_t o_written = state_.ledger[HbmTensor::kO].write_bytes;
+  // O (dQ) in HBM changes only when it is written: key it by the bytes written so far.
+  const std::int64_t o_written = state_.ledger[OutputTensor(p)].write_bytes;
   const std::int64_t step = step_;
   const double done_fraction = static_cast<double>(step + 1) / static_cast<double>(step_count());
   hbm_output_.Request(

@@ -13,6 +13,7 @@ struct Shape {
   int n, d, br, bc;
   LoopOrder order;
   bool causal;
+  Pass pass = Pass::kForward;
 };
 
 AttentionProblem Make(const Shape& s) {
@@ -23,6 +24,7 @@ AttentionProblem Make(const Shape& s) {
   r.bc = s.bc;
   r.order = s.order;
   r.causal = s.causal;
+  r.pass = s.pass;
   return ResolveProblem(r);
 }
 
@@ -30,11 +32,13 @@ const Shape kSetups[] = {
     {8, 4, 2, 2, LoopOrder::kKvOuter, false}, {8, 4, 2, 2, LoopOrder::kQOuter, false},
     {13, 3, 4, 3, LoopOrder::kKvOuter, true}, {13, 3, 4, 3, LoopOrder::kQOuter, true},
     {20, 5, 3, 7, LoopOrder::kKvOuter, false}, {20, 5, 6, 4, LoopOrder::kQOuter, true},
+    // The backward pass: its output view is dQ in HBM, written at every grad_q.
+    {8, 4, 2, 2, LoopOrder::kKvOuter, false, Pass::kBackward}, {13, 3, 4, 3, LoopOrder::kQOuter, true, Pass::kBackward},
 };
 
 void Load(Model& model, const Shape& s, std::uint64_t seed = 7) {
   const AttentionProblem p = Make(s);
-  model.SetProblem(p, std::make_shared<AttentionInputs>(MakeRandomInputs(p.n, p.d, seed)), ProblemOrigin{seed, "", 0});
+  model.SetProblem(p, std::make_shared<AttentionInputs>(MakeRandomInputs(p, seed)), ProblemOrigin{seed, "", 0});
 }
 
 TEST(Model, CachedStatesAreTheSteppersInAnyOrderOfMoves) {
