@@ -2,7 +2,8 @@
 # The whole GPU side of flashviz in one device run, on binaries built from one commit: every test binary
 # that carries GPU tests, trace --gpu in both loop orders, the GUI's frames and the live GPU tab through EGL
 # on the NVIDIA GPU (screenshots and frame times), and a causal sweep of the CUDA progression next to
-# PyTorch's backends on the same shapes (the sweeps without the mask are kernels/README.md's).
+# PyTorch's backends on the same shapes (the sweeps without the mask are kernels/README.md's), then the backward
+# pass: its GPU tests and a sweep of the backward variants next to PyTorch's backward on the same shapes.
 #
 # On the build machine (Release, sm_90):  scripts/gpu_check.sh pack BUILD_DIR PACK_DIR
 #   PACK_DIR gets the stripped binaries (xz), the GLFW/epoxy/stb/X11 runtime and the GUI's font, ready to copy.
@@ -10,12 +11,17 @@
 #   OUT_DIR gets summary.txt, the screenshots and everything else in check.tgz. EGL comes from the NVIDIA
 #   driver; where its GL libraries are not installed system-wide, FLASHVIZ_GL_ENV names a script to source first
 #   that points the glvnd loader at them.
+# FLASHVIZ_CHECK_PARTS=backward (for both pack and run) packs and runs only the backward pass's part: its tests,
+# its sweep and PyTorch's backward, for a device run of the backward alone.
 # Every step has its own time limit, so one hang cannot eat the run.
 set -uo pipefail
 mode=${1:?pack or run}
+parts=${FLASHVIZ_CHECK_PARTS:-all}
 
 tests=(kernels_cuda_registry_tests kernels_cuda_launch_table_tests kernels_cuda_gpu_tests kernels_cuda_mma_tests
-       cuda_probe_tests hw4_kernel_gpu_tests hw4_cli_gpu_tests interop_tests live_view_tests viz_tests app_gui_tests)
+       cuda_probe_tests hw4_kernel_gpu_tests hw4_cli_gpu_tests interop_tests live_view_tests viz_tests app_gui_tests
+       kernels_cuda_backward_gpu_tests)
+[ "$parts" = backward ] && tests=(kernels_cuda_backward_gpu_tests)
 
 if [ "$mode" = pack ]; then
   build=${2:?build directory} dest=${3:?destination}
@@ -62,6 +68,7 @@ for t in "${tests[@]}"; do
   grep -E '^\[  FAILED  \] [A-Za-z]' "$work/$t.log" | head -5 | tee -a "$summary"
 done
 
+if [ "$parts" = all ]; then
 say "== trace --gpu (the instrumented kernels against the model)"
 for order in kv q; do
   say "$order: $(timeout 60 "$bin/flashviz" trace --gpu --n 1000 --d 64 --sram 49152 --order $order --causal \
@@ -95,4 +102,56 @@ timeout 150 python3 scripts/peers.py --n $n --d 64 --dtype fp16 --causal --csv "
   2>> "$work/causal_peers.log"
 for csv in "$work"/causal_*.csv; do cut -d, -f1,2,5,6,7,8,10,11,14 "$csv" | tee -a "$summary"; done
 grep -h -E "validation failed|error" "$work"/causal_*.log | head -10 | tee -a "$summary"
+fi
+
+# The backward pass (issue 15): ours and PyTorch's backward on the same shapes, in this one run. fp16 on the
+# tensor cores (flash2_bwd_mma as registered, and with its other dQ strategy: rows renamed _atomic or _dqpass)
+# against the four SDPA backends; fp32 (naive_bwd at N = 1024, where its three N² matrices still fit; flash2_bwd)
+# against EFFICIENT and MATH. B·H as docs/peers.md.
+say "== backward pass (TFLOP/s count 10·B·H·N²·d, halved causal)"
+f=$bin/flashviz
+for d in 64 128; do
+  other=$([ $d = 64 ] && echo dqpass || echo atomic)  # backward_variants.h: the default is the other one
+  for mask in "" --causal; do
+    tag=d${d}${mask:+_causal}
+    timeout 150 "$f" bench --pass backward --kernels flash2_bwd_mma --n 1024,4096,16384 --d $d --dtype fp16 $mask \
+      --csv "$work/bwd_fp16_$tag.csv" 2> "$work/bwd_fp16_$tag.log"
+    timeout 150 "$f" bench --pass backward --kernels flash2_bwd_mma --options 1 --n 1024,4096,16384 --d $d \
+      --dtype fp16 $mask --csv "$work/bwd_fp16_${other}_$tag.csv" 2> "$work/bwd_fp16_${other}_$tag.log"
+    sed -i "s/^flash2_bwd_mma,/flash2_bwd_mma_$other,/" "$work/bwd_fp16_${other}_$tag.csv"
+    timeout 200 python3 scripts/peers.py --pass backward --n 1024,4096,16384 --d $d --dtype fp16 $mask \
+      --csv "$work/bwd_peers_fp16_$tag.csv" 2> "$work/bwd_peers_fp16_$tag.log"
+    timeout 90 "$f" bench --pass backward --kernels naive_bwd --n 1024 --d $d $mask \
+      --csv "$work/bwd_fp32_naive_$tag.csv" 2> "$work/bwd_fp32_naive_$tag.log"
+    timeout 90 "$f" bench --pass backward --kernels flash2_bwd --n 1024,4096 --d $d $mask \
+      --csv "$work/bwd_fp32_$tag.csv" 2> "$work/bwd_fp32_$tag.log"
+    timeout 120 python3 scripts/peers.py --pass backward --n 1024,4096 --d $d --dtype fp32 $mask \
+      --backends torch_efficient,torch_math --csv "$work/bwd_peers_fp32_$tag.csv" 2> "$work/bwd_peers_fp32_$tag.log"
+  done
+done
+# One table: each of our rows beside every PyTorch backend's on the same (dtype, N, d, causal), with the ratio.
+python3 - "$work" <<'PY' | tee -a "$summary"
+import csv, glob, sys
+rows = [r for path in sorted(glob.glob(sys.argv[1] + "/bwd_*.csv")) for r in csv.DictReader(open(path))]
+key = lambda r: (r["dtype"], int(r["d"]), int(r["causal"]), int(r["N"]))
+peers = {}
+for r in rows:
+    if r["kernel"].startswith("torch_"):
+        peers.setdefault(key(r), {})[r["kernel"]] = r
+names = ["torch_flash_bwd", "torch_cudnn_bwd", "torch_efficient_bwd", "torch_math_bwd"]
+print("kernel                 dtype  d  causal      N  TFLOP/s  " + "  ".join(f"{n[6:-4]:>15s}" for n in names))
+for r in sorted((r for r in rows if not r["kernel"].startswith("torch_")), key=lambda r: (key(r), r["kernel"])):
+    ours = float(r["tflops"]) if r["status"] == "ok" else float("nan")
+    cells = []
+    for name in names:
+        p = peers.get(key(r), {}).get(name)
+        if p is None or p["status"] != "ok":
+            cells.append(f"{'-' if p is None else 'n/a':>15s}")
+        else:
+            cells.append(f"{float(p['tflops']):7.1f} ({ours / float(p['tflops']):4.2f}x)")
+    status = "" if r["status"] == "ok" else "  " + r["status"][:60]
+    print(f"{r['kernel']:22s} {r['dtype']:5s} {r['d']:>3s} {r['causal']:>6s} {r['N']:>6s} {ours:8.1f}  "
+          + "  ".join(cells) + status)
+PY
+grep -h -E "validation failed|error:" "$work"/bwd_*.log | head -10 | tee -a "$summary"
 cp "$summary" "$work/"

@@ -11,7 +11,16 @@ with H = 16 unless --batch is given, checked against a float64 reference on samp
 --warmup untimed calls and --repeats calls timed with CUDA events, each after writing 256 MB to flush the L2;
 median and minimum reported. TFLOP/s = 4·B·H·N²·d / time (halved for causal).
 
+--pass backward times the backward pass instead, as `flashviz bench --pass backward` does ours: dO uniform in
+[-1, 1], the forward run once outside the timed region, then each timed call is
+torch.autograd.grad(out, (q, k, v), dO, retain_graph=True) (what out.backward(dO) runs). The gradients of head
+(0, 0) are checked against float64 autograd of standard attention by max |error| / max |reference| per tensor (the
+max_abs_error column holds the worst of dQ, dK, dV) at kernels/cuda/backward/backward_harness.h's tolerances;
+TFLOP/s = 10·B·H·N²·d / time (2.5 forwards, halved for causal); rows are named torch_flash_bwd etc., so that
+one CSV can hold both passes and `flashviz bench --replot` draws them as separate curves.
+
     python3 scripts/peers.py --n 512,1024,2048 --d 64 --dtype fp16 --csv peers.csv
+    python3 scripts/peers.py --pass backward --n 1024,4096 --d 128 --dtype fp16 --causal --csv peers_bwd.csv
 """
 import argparse
 import math
@@ -31,6 +40,8 @@ BACKENDS = {
 }
 DTYPES = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
 TOLERANCE = {"fp32": 1e-4, "fp16": 4e-3, "bf16": 1.6e-2}  # kernels/cuda/harness.h's; fp32 EFFICIENT is 3xTF32
+# The backward pass's, relative to max |reference| (kernels/cuda/backward/backward_harness.h: 4 units of rounding).
+BACKWARD_TOLERANCE = {"fp32": 1e-4, "fp16": 4 / 2048, "bf16": 4 / 256}
 COLUMNS = ["kernel", "dtype", "B", "H", "N", "d", "causal", "ms_median", "ms_min", "tflops", "max_abs_error",
            "hbm_bytes", "gpu", "status"]
 
@@ -56,32 +67,59 @@ def reference_rows(q, k, v, rows, scale, causal):
     return torch.softmax(s, dim=-1) @ v64
 
 
-def measure(backend, q, k, v, causal, repeats, warmup, flush):
+def reference_gradients(q, k, v, dout, scale, causal):
+    """float64 autograd of standard attention for head (0, 0): (dQ, dK, dV)."""
+    q64, k64, v64 = (x[0, 0].detach().double().requires_grad_() for x in (q, k, v))
+    s = scale * (q64 @ k64.T)
+    if causal:
+        n = s.shape[0]
+        s = s.masked_fill(torch.ones(n, n, dtype=torch.bool, device=s.device).triu(1), float("-inf"))
+    out = torch.softmax(s, dim=-1) @ v64
+    return torch.autograd.grad(out, (q64, k64, v64), dout[0, 0].double())
+
+
+def measure(backend, q, k, v, causal, repeats, warmup, flush, dout=None):
+    """Times the forward (dout None) or the backward pass of one SDPA backend: ((result, times), None) or
+    (None, reason). The backward's result is (dQ, dK, dV)."""
     with warnings.catch_warnings(record=True) as caught, sdpa_kernel(backend):
         warnings.simplefilter("always")
         try:
             out = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+            if dout is not None:
+                result = torch.autograd.grad(out, (q, k, v), dout, retain_graph=True)
             torch.cuda.synchronize()
         except RuntimeError as error:
             reasons = [str(w.message).strip().splitlines()[0] for w in caught if str(w.message).strip()]
             reason = "; ".join(dict.fromkeys(reasons)) or str(error).strip().splitlines()[0]
             return None, reason
+        if dout is None:
+            result = out
+
+            def step():
+                F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+        else:
+            # The forward ran once above; its graph is kept (retain_graph) so only the backward is timed.
+            def step():
+                torch.autograd.grad(out, (q, k, v), dout, retain_graph=True)
         for _ in range(warmup):
-            F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+            step()
         times = []
         for _ in range(repeats):
             flush.zero_()
             start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             start.record()
-            F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+            step()
             stop.record()
             times.append((start, stop))
         torch.cuda.synchronize()
-    return (out, [s.elapsed_time(e) for s, e in times]), None
+        del out
+    return (result, [s.elapsed_time(e) for s, e in times]), None
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pass", dest="which", choices=["forward", "backward"], default="forward",
+                        help="time the forward pass (the default) or the backward pass (dQ, dK, dV from dO)")
     parser.add_argument("--n", default="512,1024,2048,4096,8192,16384", help="sequence lengths, comma-separated")
     parser.add_argument("--d", type=int, default=64)
     parser.add_argument("--dtype", choices=sorted(DTYPES), default="fp16")
@@ -111,7 +149,8 @@ def main():
     torch.backends.cuda.matmul.allow_tf32 = False  # the MATH backend's fp32 GEMMs stay fp32, as flashviz's math
     torch.backends.cudnn.allow_tf32 = False
     lines = []
-    print(f"peers: {gpu}, torch {torch.__version__}, {args.dtype}, d = {args.d}", file=sys.stderr)
+    backward = args.which == "backward"
+    print(f"peers: {gpu}, torch {torch.__version__}, {args.which} pass, {args.dtype}, d = {args.d}", file=sys.stderr)
     for n in [int(x) for x in args.n.split(",") if x]:
         heads = args.heads
         batch = args.batch or max(1, auto_heads(n) // heads)
@@ -120,18 +159,26 @@ def main():
         q, k, v = ((torch.rand(shape, generator=generator, device="cuda", dtype=torch.float32) * 2 - 1).to(dtype)
                    for _ in range(3))
         scale = 1.0 / math.sqrt(args.d)
-        rows = sorted({0, 1, n // 2, n - 1} | {int(r) for r in torch.randint(0, n, (12,), generator=generator,
-                                                                          device="cuda").tolist()})
-        rows = [r for r in rows if 0 <= r < n]
-        expected = reference_rows(q, k, v, rows, scale, args.causal)
-        flops = 4.0 * batch * heads * n * n * args.d / (2 if args.causal else 1)
+        dout = None
+        if backward:
+            dout = (torch.rand(shape, generator=generator, device="cuda", dtype=torch.float32) * 2 - 1).to(dtype)
+            q, k, v = (x.requires_grad_() for x in (q, k, v))
+            expected = reference_gradients(q, k, v, dout, scale, args.causal)
+        else:
+            rows = sorted({0, 1, n // 2, n - 1} | {int(r) for r in torch.randint(0, n, (12,), generator=generator,
+                                                                              device="cuda").tolist()})
+            rows = [r for r in rows if 0 <= r < n]
+            expected = reference_rows(q, k, v, rows, scale, args.causal)
+        flops = (10.0 if backward else 4.0) * batch * heads * n * n * args.d / (2 if args.causal else 1)
         for name in backends:
-            row = {"kernel": name, "dtype": args.dtype, "B": batch, "H": heads, "N": n, "d": args.d,
-                   "causal": int(args.causal), "gpu": gpu}
+            row = {"kernel": name + ("_bwd" if backward else ""), "dtype": args.dtype, "B": batch, "H": heads, "N": n,
+                   "d": args.d, "causal": int(args.causal), "gpu": gpu}
             fused = 4.0 * batch * heads * n * args.d * element
-            row["hbm_bytes"] = f"{fused + (4.0 * batch * heads * n * n * element if name == 'torch_math' else 0):.6g}"
+            if not backward:  # the forward's byte model; PyTorch's backward kernels have none here
+                materialized = 4.0 * batch * heads * n * n * element if name == "torch_math" else 0
+                row["hbm_bytes"] = f"{fused + materialized:.6g}"
             try:
-                result, reason = measure(BACKENDS[name], q, k, v, args.causal, args.repeats, args.warmup, flush)
+                result, reason = measure(BACKENDS[name], q, k, v, args.causal, args.repeats, args.warmup, flush, dout)
             except torch.OutOfMemoryError:
                 result, reason = None, "out of device memory"
                 torch.cuda.empty_cache()
@@ -140,18 +187,23 @@ def main():
                 print(f"  {name:16s} N={n:6d}: not applicable: {reason}", file=sys.stderr)
             else:
                 out, times = result
-                error = (out[0, 0, rows].double() - expected).abs().max().item()
+                if backward:  # the worst of max |error| / max |reference| over dQ, dK, dV
+                    error = max(((g[0, 0].double() - e).abs().max() / e.abs().max()).item()
+                                for g, e in zip(out, expected))
+                else:
+                    error = (out[0, 0, rows].double() - expected).abs().max().item()
                 del out
+                tolerance = (BACKWARD_TOLERANCE if backward else TOLERANCE)[args.dtype]
                 median = statistics.median(times)
                 row.update(ms_median=f"{median:.6g}", ms_min=f"{min(times):.6g}", tflops=f"{flops / median * 1e-9:.5g}",
                            max_abs_error=f"{error:.3g}")
-                row["status"] = "ok" if error <= TOLERANCE[args.dtype] else (
-                    f"validation failed: max |error| {error:.3g} > tolerance {TOLERANCE[args.dtype]:.3g}")
+                row["status"] = "ok" if error <= tolerance else (
+                    f"validation failed: max |error| {error:.3g} > tolerance {tolerance:.3g}")
                 print(f"  {name:16s} N={n:6d} B={batch} H={heads}: {median:.4f} ms, {flops / median * 1e-9:.1f} "
                       f"TFLOP/s, max |err| {error:.2g}", file=sys.stderr)
             lines.append(",".join(csv_field(row.get(c)) for c in COLUMNS))
             torch.cuda.empty_cache()
-        del q, k, v
+        del q, k, v, dout, expected
         torch.cuda.empty_cache()
     mode = "a" if args.append else "w"
     with open(args.csv, mode) as f:

@@ -1,11 +1,15 @@
-// flashviz bench [--kernels all|ID,...] [--n LIST] [--d D] [--batch B --heads H] [--dtype fp16|bf16|fp32]
-//                [--causal] --csv F [--png F [--peers CSV]] [--repeats R] [--warmup W] [--seed S]
+// flashviz bench [--pass forward|backward] [--kernels all|ID,...] [--n LIST] [--d D] [--batch B --heads H]
+//                [--dtype fp16|bf16|fp32] [--causal] --csv F [--png F [--peers CSV]] [--repeats R] [--warmup W]
+//                [--seed S]
 // flashviz bench --replot CSV[,CSV...] --png F
 // A sweep of the registry's CUDA variants over sequence lengths: each point validated against the float64
 // reference, then timed (kernels/cuda/harness.h); progress on stderr, a summary table on stdout, every point a
 // CSV row (kernels/cuda/bench_results.h); the PNG is the GUI benchmark panel's plot (viz/bench_plot.h), with
 // PyTorch's curves from a scripts/peers.py CSV. Without a usable GPU it says why and exits 1; --replot draws
-// the PNG from CSVs alone (no GPU needed).
+// the PNG from CSVs alone (no GPU needed). --pass backward sweeps the backward variants instead
+// (kernels/cuda/backward: dQ, dK, dV from Q, K, V, O, dO and L, checked against the float64 backward reference;
+// TFLOP/s count 10·B·H·N²·d, halved for causal), with the same CSV columns; max_abs_error then holds the
+// relative error max |error| / max |reference| of the worst gradient (kernels/cuda/backward/backward_harness.h).
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cmath>
@@ -19,9 +23,11 @@
 #include "kernels/common/files.h"
 #include "kernels/common/format.h"
 #include "kernels/cpu/problem.h"
+#include "kernels/cuda/backward/backward_registry.h"
 #include "kernels/cuda/bench_results.h"
 #include "kernels/cuda/registry.h"
 #ifdef FLASHVIZ_HAVE_CUDA
+#include "kernels/cuda/backward/backward_harness.h"
 #include "kernels/cuda/harness.h"
 #endif
 #ifdef FLASHVIZ_HAVE_VIZ
@@ -32,6 +38,7 @@ namespace flashviz {
 namespace {
 
 struct BenchOptions {
+  std::string pass = "forward";  // or "backward": the registry of kernels/cuda/backward
   std::string kernels = "all";
   std::string n_list = "512,1024,2048,4096,8192,16384";
   int d = 64;
@@ -58,7 +65,9 @@ std::vector<std::string> SplitList(const std::string& text) {
 cuda::SweepSpec ToSpec(const BenchOptions& o) {
   cuda::SweepSpec spec;
   if (o.kernels == "all") {
-    for (const cuda::VariantInfo& variant : cuda::Catalogue()) spec.kernels.push_back(variant.id);
+    const bool backward = o.pass == "backward";
+    for (const cuda::VariantInfo& variant : backward ? cuda::BackwardCatalogue() : cuda::Catalogue())
+      spec.kernels.push_back(variant.id);
   } else {
     spec.kernels = SplitList(o.kernels);
   }
@@ -176,8 +185,10 @@ int RunBench(const BenchOptions& o) {
   if (!o.replot.empty()) return Replot(o);
   if (o.csv.empty()) throw UsageError("--csv FILE is required (the results, one row per kernel and N)");
   const cuda::SweepSpec spec = ToSpec(o);
+  const bool backward = o.pass == "backward";
   // Every input checked before the GPU (and in builds without CUDA, which stop below).
-  [[maybe_unused]] const std::vector<cuda::SweepPoint> points = cuda::SweepPoints(spec);
+  [[maybe_unused]] const std::vector<cuda::SweepPoint> points =
+      backward ? cuda::BackwardSweepPoints(spec) : cuda::SweepPoints(spec);
   CheckPngPossible(o);
   const std::vector<cuda::BenchRow> peers = o.peers.empty() ? std::vector<cuda::BenchRow>() : LoadCsvs(o.peers);
 #ifndef FLASHVIZ_HAVE_CUDA
@@ -190,8 +201,8 @@ int RunBench(const BenchOptions& o) {
   OutputFile& csv = files.AddOutput(o.csv);
   OutputFile* png = o.png.empty() ? nullptr : &files.AddOutput(o.png);
   const std::string gpu = cuda::DeviceName();
-  std::fprintf(stderr, "bench: %s; %s\n", cuda::DeviceDescription().c_str(),
-               cuda::DescribeSweep(spec, points.size()).c_str());
+  const std::string sweep = (backward ? "backward pass, " : "") + cuda::DescribeSweep(spec, points.size());
+  std::fprintf(stderr, "bench: %s; %s\n", cuda::DeviceDescription().c_str(), sweep.c_str());
   std::vector<cuda::BenchRow> rows;
   bool all_good = true;
   for (std::size_t index = 0; index < points.size(); ++index) {
@@ -205,11 +216,18 @@ int RunBench(const BenchOptions& o) {
     options.warmup = spec.warmup;
     options.seed = spec.seed + index;  // fresh inputs for every point
     options.variant_options = spec.variant_options;
-    const cuda::Measurement m = cuda::MeasureVariant(*point.variant, point.shape, spec.dtype, options);
+    if (backward) {
+      // Fresh inputs for every N, shared by the variants of that N: the harness then computes the float64
+      // reference gradients (seconds per head at N = 16384) once per N instead of once per variant.
+      const auto n_index = std::find(spec.n_values.begin(), spec.n_values.end(), point.shape.n) - spec.n_values.begin();
+      options.seed = spec.seed + static_cast<std::uint64_t>(n_index);
+    }
+    const cuda::Measurement m = backward ? cuda::MeasureBackward(*point.variant, point.shape, spec.dtype, options)
+                                         : cuda::MeasureVariant(*point.variant, point.shape, spec.dtype, options);
     if (m.Ok())
-      std::fprintf(stderr, "%.4f ms median (min %.4f, %d runs), %.2f TFLOP/s%s, max |err| %.2g (≤ %.2g)\n",
-                   m.ms_median, m.ms_min, spec.repeats, m.tflops, point.shape.causal ? " (causal: FLOPs halved)" : "",
-                   m.max_abs_error, m.tolerance);
+      std::fprintf(stderr, "%.4f ms median (min %.4f, %d runs), %.2f TFLOP/s%s, max %s %.2g (≤ %.2g)\n", m.ms_median,
+                   m.ms_min, spec.repeats, m.tflops, point.shape.causal ? " (causal: FLOPs halved)" : "",
+                   backward ? "|err|/|ref|" : "|err|", m.max_abs_error, m.tolerance);
     else
       std::fprintf(stderr, "%s: %s\n", std::string(cuda::MeasureStatusName(m.status)).c_str(), m.reason.c_str());
     all_good &= m.Ok() || m.status == cuda::MeasureStatus::kNotApplicable;
@@ -225,7 +243,7 @@ int RunBench(const BenchOptions& o) {
   if (!o.png.empty()) {
     std::vector<cuda::BenchRow> plotted = rows;
     plotted.insert(plotted.end(), peers.begin(), peers.end());
-    WritePlot(plotted, "flashviz bench: " + gpu + "; " + cuda::DescribeSweep(spec, points.size()), *png);
+    WritePlot(plotted, "flashviz bench: " + gpu + "; " + sweep, *png);
   }
   files.Commit();
   if (!o.png.empty()) std::fprintf(stderr, "bench: wrote %s\n", o.png.c_str());
@@ -240,6 +258,9 @@ void AddBenchCommand(CLI::App& app, CommandList& commands) {
   auto options = std::make_shared<BenchOptions>();
   CLI::App* cmd = app.add_subcommand(
       "bench", "Validate and time the CUDA kernels over sequence lengths; write a CSV (and a log-log PNG)");
+  cmd->add_option("--pass", options->pass,
+                  "forward (the default) or backward: which registry to sweep (dQ, dK, dV from dO for backward)")
+      ->check(CLI::IsMember({"forward", "backward"}));
   cmd->add_option("--kernels", options->kernels,
                   "all (the default), or registry ids separated by commas (see `flashviz kernels`)");
   cmd->add_option("--n", options->n_list,

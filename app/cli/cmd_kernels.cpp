@@ -1,12 +1,15 @@
 // flashviz kernels: the registry of CUDA variants (kernels/cuda/registry_rows.inc), one row each, in the order of
-// the progression, and whether they can run here. Works in a build without CUDA (the catalogue is plain C++).
+// the progression, then the backward pass's (kernels/cuda/backward/backward_rows.inc), and whether they can run
+// here. Works in a build without CUDA (both catalogues are plain C++).
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <memory>
+#include <span>
 #include <string>
 
 #include "app/cli/commands.h"
 #include "kernels/common/format.h"
+#include "kernels/cuda/backward/backward_registry.h"
 #include "kernels/cuda/registry.h"
 #ifdef FLASHVIZ_HAVE_CUDA
 #include "kernels/cuda/harness.h"
@@ -36,15 +39,14 @@ std::string RuntimeLine() {
 #endif
 }
 
-int RunKernels(const KernelsOptions& o) {
-  const auto catalogue = cuda::Catalogue();
-  std::printf("%zu CUDA variants (kernels/cuda/registry_rows.inc); %s\n\n", catalogue.size(), RuntimeLine().c_str());
-  std::printf(" #  %s%s%s%s\n", Pad("id", 13).c_str(), Pad("dtypes", 17).c_str(), Pad("d", 15).c_str(), "tiles");
+// The table of one catalogue, then (unless brief) each row's description.
+void PrintCatalogue(std::span<const cuda::VariantInfo> catalogue, bool brief) {
+  std::printf(" #  %s%s%s%s\n", Pad("id", 16).c_str(), Pad("dtypes", 17).c_str(), Pad("d", 15).c_str(), "tiles");
   int index = 0;
   for (const cuda::VariantInfo& v : catalogue)
-    std::printf("%2d  %s%s%s%s\n", ++index, Pad(v.id, 13).c_str(), Pad(cuda::DTypesText(v.dtypes), 17).c_str(),
+    std::printf("%2d  %s%s%s%s\n", ++index, Pad(v.id, 16).c_str(), Pad(cuda::DTypesText(v.dtypes), 17).c_str(),
                 Pad(cuda::HeadDimsText(v), 15).c_str(), v.tiles);
-  if (o.brief) return 0;
+  if (brief) return;
   for (const cuda::VariantInfo& v : catalogue) {
     std::printf("\n%s — %s\n", v.id, v.name);
     std::printf("  changes:   %s\n", v.changes);
@@ -53,7 +55,18 @@ int RunKernels(const KernelsOptions& o) {
     std::printf("  launch:    %s\n", v.launch);
     std::printf("  workspace: %s\n", v.workspace);
   }
-  std::printf("\nThe papers and projects the variants mirror: docs/sources.md.\n");
+}
+
+int RunKernels(const KernelsOptions& o) {
+  const auto catalogue = cuda::Catalogue();
+  std::printf("%zu CUDA variants (kernels/cuda/registry_rows.inc); %s\n\n", catalogue.size(), RuntimeLine().c_str());
+  PrintCatalogue(catalogue, o.brief);
+  const auto backward = cuda::BackwardCatalogue();
+  std::printf("\nbackward: %zu variants of the backward pass (kernels/cuda/backward/backward_rows.inc; "
+              "`flashviz bench --pass backward`)\n\n",
+              backward.size());
+  PrintCatalogue(backward, o.brief);
+  if (!o.brief) std::printf("\nThe papers and projects the variants mirror: docs/sources.md.\n");
   return 0;
 }
 
