@@ -10,11 +10,21 @@ inline constexpr int kFlash2Br = 32;  // flash2_bwd: B_r query rows per inner st
 inline constexpr int kFlash2Bc = 64;  // flash2_bwd: B_c keys of K_j, V_j per block (dK_j, dV_j on chip)
 inline constexpr int kFlash2Threads = 256;
 
-inline constexpr int kMmaWarps = 4;            // flash2_bwd_mma: 16 keys a warp
-inline constexpr int kMmaBc = 16 * kMmaWarps;  // B_c = 64 keys per block
-// B_r query rows per inner step: 64 at d = 64; 32 at d = 128, where dK_j and dV_j already take 128 registers.
-inline constexpr int MmaBr(int d) {
-  return d == 64 ? 64 : 32;
+inline constexpr int kMmaWarps = 4;
+// flash2_bwd_mma: m16 key tiles a warp owns. 2 at d = 64 (32 keys: every Q_i / dO_i fragment read from shared
+// memory feeds two mma, and B_c = 128 halves the dQ atomics and the Q_i / dO_i copies per key); 1 at d = 128,
+// where dK_j and dV_j of 16 keys already take 128 registers a thread.
+inline constexpr int MmaKeyTiles(int d) {
+  return d == 64 ? 2 : 1;
+}
+inline constexpr int MmaBc(int d) {  // B_c keys per block: 128 (d = 64), 64 (d = 128)
+  return 16 * kMmaWarps * MmaKeyTiles(d);
+}
+inline constexpr int kMmaBc = MmaBc(128);  // the byte models' B_c (backward_registry.cpp), exact at d = 128
+// B_r = 32 query rows per inner step at both d: Sᵀ and dPᵀ of the warp's keys × B_r take 64 registers at d = 64
+// (two key tiles) and 32 at d = 128, beside dK_j and dV_j's 128.
+inline constexpr int MmaBr(int /*d*/) {
+  return 32;
 }
 inline constexpr int kMmaDqBr = 64;  // the separate dQ pass: 4 warps × 16 query rows
 inline constexpr int kMmaDqBc = 64;

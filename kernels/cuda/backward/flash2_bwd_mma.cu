@@ -2,10 +2,12 @@
 // (mma.sync m16n8k16). The schedule is flash2_bwd's: a block per (K/V tile j, head) keeps dK_j and dV_j in
 // registers and walks the Q tiles i that meet j. What changes is where each operand lives:
 //
-//   - Each warp owns 16 keys of K_j and computes the TRANSPOSED tiles S_ijᵀ = K_j Q_iᵀ and dP_ijᵀ = V_j dO_iᵀ
-//     (keys as the mma's rows). Their fp32 accumulators are, repacked, exactly the A operands of
-//     dV_j += P_ijᵀ dO_i and dK_j += dS_ijᵀ Q_i (the forward kernel's P̃-in-registers trick, applied twice),
-//     so P and dS never touch shared memory on the way to dK and dV.
+//   - Each warp owns 32 keys of K_j at d = 64 (16 at d = 128, backward_tiles.h) and computes the TRANSPOSED tiles
+//     S_ijᵀ = K_j Q_iᵀ and dP_ijᵀ = V_j dO_iᵀ (keys as the mma's rows). Their fp32 accumulators are, repacked,
+//     exactly the A operands of dV_j += P_ijᵀ dO_i and dK_j += dS_ijᵀ Q_i (the forward kernel's P̃-in-registers
+//     trick, applied twice), so P and dS never touch shared memory on the way to dK and dV. Shared memory
+//     bandwidth bounds these loops (about one ldmatrix.x4, 4 clocks of it, per two mma); two key tiles a warp
+//     let every Q_i / dO_i fragment feed both, a quarter fewer ldmatrix per mma over the five products.
 //   - Q_i and dO_i serve twice: as B of S/dP (ldmatrix, rows are the n index) and as B of dV/dK (ldmatrix .trans,
 //     rows are the k index). Both read the same XOR-swizzled tile without bank conflicts.
 //   - dQ_i += scale·dS_ij K_j needs dS with queries as rows, across the warps: each warp stores its dSᵀ slice into
@@ -40,7 +42,6 @@ using mma_detail::SharedAddress;
 constexpr bool kSwizzle = true;
 constexpr int kWarps = backward_tiles::kMmaWarps;
 constexpr int kThreads = 32 * kWarps;
-constexpr int kBc = backward_tiles::kMmaBc;
 
 // A 4-byte global → shared copy (L_i and D_i entries); src_bytes = 0 writes a zero (rows past N).
 __device__ __forceinline__ void CopyAsync4(std::uint32_t shared_dst, const void* global_src, int src_bytes) {
@@ -77,6 +78,8 @@ struct BackwardMmaParams {
 
 template <int kD>
 struct KvLayout {
+  static constexpr int kKeyTiles = backward_tiles::MmaKeyTiles(kD);  // m16 key tiles a warp
+  static constexpr int kBc = backward_tiles::MmaBc(kD);
   static constexpr int kBr = backward_tiles::MmaBr(kD);
   static constexpr int kRowBytes = kD * 2;
   static constexpr int kKvTileBytes = kBc * kRowBytes;
@@ -101,7 +104,8 @@ struct KvLayout {
 template <typename T, int kD, bool kDqAtomic>
 __global__ void __launch_bounds__(kThreads, 2) BackwardMmaKvKernel(const BackwardMmaParams<T> params) {
   using L = KvLayout<kD>;
-  constexpr int kBr = L::kBr, kRowBytes = L::kRowBytes;
+  constexpr int kM = L::kKeyTiles, kBc = L::kBc, kBr = L::kBr, kRowBytes = L::kRowBytes;
+  constexpr int kWarpKeys = 16 * kM;
   constexpr int kKSteps = kD / 16;   // k-steps over d of Sᵀ and dPᵀ
   constexpr int kQTiles = kBr / 8;   // n8 tiles (queries) of Sᵀ and dPᵀ
   constexpr int kQSteps = kBr / 16;  // k-steps over queries of dV and dK
@@ -146,9 +150,10 @@ __global__ void __launch_bounds__(kThreads, 2) BackwardMmaKvKernel(const Backwar
   load_q_tile(first_tile, 0);
   CopyAsyncCommit();
 
-  // Lane addresses. This warp's 16 keys of K_j / V_j as the A operand (rows lane % 16, chunk lane / 16):
+  // Lane addresses. Key tile 0 of this warp's K_j / V_j as the A operand (rows lane % 16, chunk lane / 16); tile m
+  // is 16·m rows further, which keeps the row mod 8 the swizzle keys on.
   const std::uint32_t k_a_lane =
-      base + L::kK + (warp * 16 + lane % 16) * kRowBytes + LaneChunkBytes<kSwizzle>(lane / 16, lane_mod8);
+      base + L::kK + (warp * kWarpKeys + lane % 16) * kRowBytes + LaneChunkBytes<kSwizzle>(lane / 16, lane_mod8);
   const std::uint32_t v_a_lane = k_a_lane + (L::kV - L::kK);
   // Q_i / dO_i as the B operand of Sᵀ / dPᵀ (queries are n): two n8 tiles per ldmatrix.x4, as K_j in the forward.
   const std::uint32_t q_b_lane =
@@ -158,13 +163,16 @@ __global__ void __launch_bounds__(kThreads, 2) BackwardMmaKvKernel(const Backwar
       base + L::kQ + (lane % 16) * kRowBytes + LaneChunkBytes<kSwizzle>(lane / 16, lane_mod8);
   constexpr std::uint32_t kDoMinusQ = L::kDo - L::kQ;
 
-  float dk_acc[kDTiles][4], dv_acc[kDTiles][4];
+  float dk_acc[kM][kDTiles][4], dv_acc[kM][kDTiles][4];
 #pragma unroll
-  for (int t = 0; t < kDTiles; ++t)
+  for (int m = 0; m < kM; ++m)
 #pragma unroll
-    for (int e = 0; e < 4; ++e) dk_acc[t][e] = dv_acc[t][e] = 0.0f;
+    for (int t = 0; t < kDTiles; ++t)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) dk_acc[m][t][e] = dv_acc[m][t][e] = 0.0f;
   const float scale_log2 = params.scale_log2;
-  const int key_a = col0 + warp * 16 + g;  // the lane's two keys: key_a and key_a + 8
+  const int warp_key0 = col0 + warp * kWarpKeys;
+  const int key_a = warp_key0 + g;  // the lane's keys: key_a + 16·m and key_a + 16·m + 8
 
   for (int i = first_tile; i < q_tiles; ++i) {
     const int buffer = (i - first_tile) & 1;
@@ -178,87 +186,121 @@ __global__ void __launch_bounds__(kThreads, 2) BackwardMmaKvKernel(const Backwar
     }
     const std::uint32_t stage_bytes = buffer * L::kQTileBytes;
 
-    // Sᵀ = K_j Q_iᵀ and dPᵀ = V_j dO_iᵀ for this warp's 16 keys × B_r queries.
-    float st[kQTiles][4], dpt[kQTiles][4];
+    // dPᵀ = V_j dO_iᵀ, then Sᵀ = K_j Q_iᵀ for this warp's keys × B_r queries, one product at a time (one A operand
+    // live: the registers are full), then Pᵀ and dSᵀ, packed to T at once: 32 registers instead of 64 during dV
+    // and dK. Causal: a warp whose keys all come after the tile's last query has P = dS = 0 and goes to the dQ step
+    // with zeros.
+    std::uint32_t ds_packed[kM][kQTiles][2];  // dSᵀ as T pairs: rows g and g+8 of n8 tile t
 #pragma unroll
-    for (int t = 0; t < kQTiles; ++t)
+    for (int m = 0; m < kM; ++m)
 #pragma unroll
-      for (int e = 0; e < 4; ++e) st[t][e] = dpt[t][e] = 0.0f;
+      for (int t = 0; t < kQTiles; ++t) ds_packed[m][t][0] = ds_packed[m][t][1] = 0u;
+    if (!params.causal || warp_key0 < row0 + kBr) {
+      // A of key tile m is 16·m rows below tile 0's; B: two n8 tiles (queries) per ldmatrix.x4, for every m.
+      const auto transposed_product = [&](float(&acc)[kM][kQTiles][4], std::uint32_t a_lane,
+                                          std::uint32_t b_lane) {
 #pragma unroll
-    for (int ks = 0; ks < kKSteps; ++ks) {
-      std::uint32_t a_k[4], a_v[4];
-      LoadMatrixX4(a_k, ChunkAddress<kSwizzle>(k_a_lane, ks * 32));
-      LoadMatrixX4(a_v, ChunkAddress<kSwizzle>(v_a_lane, ks * 32));
+        for (int m = 0; m < kM; ++m)
 #pragma unroll
-      for (int qp = 0; qp < kQSteps; ++qp) {
-        std::uint32_t b[4];
-        const std::uint32_t address = ChunkAddress<kSwizzle>(q_b_lane + stage_bytes, ks * 32) + qp * 16 * kRowBytes;
-        LoadMatrixX4(b, address);
-        MmaM16N8K16<T>(st[2 * qp], a_k, b[0], b[1]);
-        MmaM16N8K16<T>(st[2 * qp + 1], a_k, b[2], b[3]);
-        LoadMatrixX4(b, address + kDoMinusQ);
-        MmaM16N8K16<T>(dpt[2 * qp], a_v, b[0], b[1]);
-        MmaM16N8K16<T>(dpt[2 * qp + 1], a_v, b[2], b[3]);
-      }
-    }
+          for (int t = 0; t < kQTiles; ++t)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) acc[m][t][e] = 0.0f;
+#pragma unroll
+        for (int ks = 0; ks < kKSteps; ++ks) {
+          std::uint32_t a[kM][4];
+#pragma unroll
+          for (int m = 0; m < kM; ++m) LoadMatrixX4(a[m], ChunkAddress<kSwizzle>(a_lane, ks * 32) + m * 16 * kRowBytes);
+#pragma unroll
+          for (int qp = 0; qp < kQSteps; ++qp) {
+            std::uint32_t b[4];
+            LoadMatrixX4(b, ChunkAddress<kSwizzle>(b_lane, ks * 32) + qp * 16 * kRowBytes);
+#pragma unroll
+            for (int m = 0; m < kM; ++m) {
+              MmaM16N8K16<T>(acc[m][2 * qp], a[m], b[0], b[1]);
+              MmaM16N8K16<T>(acc[m][2 * qp + 1], a[m], b[2], b[3]);
+            }
+          }
+        }
+      };
+      float dpt[kM][kQTiles][4], st[kM][kQTiles][4];
+      transposed_product(dpt, v_a_lane, q_b_lane + stage_bytes + kDoMinusQ);
+      transposed_product(st, k_a_lane, q_b_lane + stage_bytes);
 
-    // Pᵀ = exp(scale·Sᵀ − L) with the causal mask (key > query → 0), dSᵀ = Pᵀ ∘ (dPᵀ − D). Query rows past N
-    // were loaded as zeros with L = D = 0: their P is 1 but it multiplies dO = 0 and Q = 0, and their dS is 0.
-    // Keys past N are zero rows of K_j and V_j: their dK, dV are never stored and their dS meets K = 0 in dQ.
-    const bool crosses_diagonal = params.causal && key_a + 15 - g > row0;
-    const float* l_buffer = l_shared + buffer * kBr;
-    const float* delta_buffer = delta_shared + buffer * kBr;
+      // Pᵀ = exp(scale·Sᵀ − L) with the causal mask (key > query → 0), dSᵀ = Pᵀ ∘ (dPᵀ − D), both rounded to T as
+      // the next products read them. Query rows past N were loaded as zeros with L = D = 0: their P is 1 but it
+      // multiplies dO = 0 and Q = 0, and their dS is 0. Keys past N are zero rows of K_j and V_j: their dK, dV are
+      // never stored and their dS meets K = 0 in dQ.
+      const bool crosses_diagonal = params.causal && warp_key0 + kWarpKeys - 1 > row0;
+      const float* l_buffer = l_shared + buffer * kBr;
+      const float* delta_buffer = delta_shared + buffer * kBr;
+      std::uint32_t p_packed[kM][kQTiles][2];
 #pragma unroll
-    for (int t = 0; t < kQTiles; ++t) {
-      const float2 lse_pair = *reinterpret_cast<const float2*>(l_buffer + t * 8 + 2 * c);
-      const float2 delta_pair = *reinterpret_cast<const float2*>(delta_buffer + t * 8 + 2 * c);
+      for (int t = 0; t < kQTiles; ++t) {
+        const float2 lse_pair = *reinterpret_cast<const float2*>(l_buffer + t * 8 + 2 * c);
+        const float2 delta_pair = *reinterpret_cast<const float2*>(delta_buffer + t * 8 + 2 * c);
 #pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const float lse = (e & 1) ? lse_pair.y : lse_pair.x;
-        const float delta = (e & 1) ? delta_pair.y : delta_pair.x;
-        float p = Exp2(fmaf(st[t][e], scale_log2, -lse * device::kLog2e));
-        if (crosses_diagonal && key_a + (e / 2) * 8 > row0 + t * 8 + 2 * c + (e & 1)) p = 0.0f;
-        st[t][e] = p;
-        dpt[t][e] = p * (dpt[t][e] - delta);
+        for (int m = 0; m < kM; ++m) {
+          float p[4], ds[4];
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            const float lse = (e & 1) ? lse_pair.y : lse_pair.x;
+            const float delta = (e & 1) ? delta_pair.y : delta_pair.x;
+            p[e] = Exp2(fmaf(st[m][t][e], scale_log2, -lse * device::kLog2e));
+            if (crosses_diagonal && key_a + m * 16 + (e / 2) * 8 > row0 + t * 8 + 2 * c + (e & 1)) p[e] = 0.0f;
+            ds[e] = p[e] * (dpt[m][t][e] - delta);
+          }
+          p_packed[m][t][0] = PackPair<T>(p[0], p[1]);
+          p_packed[m][t][1] = PackPair<T>(p[2], p[3]);
+          ds_packed[m][t][0] = PackPair<T>(ds[0], ds[1]);
+          ds_packed[m][t][1] = PackPair<T>(ds[2], ds[3]);
+        }
       }
-    }
 
-    // dV_j += Pᵀ dO_i and dK_j += dSᵀ Q_i: the A operand of k-step u (queries 16u..16u+15) is tiles 2u, 2u+1.
+      // dV_j += Pᵀ dO_i and dK_j += dSᵀ Q_i: the A operand of key tile m, k-step u (queries 16u..16u+15) is its
+      // n8 tiles 2u, 2u+1; each B fragment of dO_i / Q_i serves every key tile.
 #pragma unroll
-    for (int u = 0; u < kQSteps; ++u) {
-      const std::uint32_t p_a[4] = {PackPair<T>(st[2 * u][0], st[2 * u][1]), PackPair<T>(st[2 * u][2], st[2 * u][3]),
-                                    PackPair<T>(st[2 * u + 1][0], st[2 * u + 1][1]),
-                                    PackPair<T>(st[2 * u + 1][2], st[2 * u + 1][3])};
-      const std::uint32_t ds_a[4] = {
-          PackPair<T>(dpt[2 * u][0], dpt[2 * u][1]), PackPair<T>(dpt[2 * u][2], dpt[2 * u][3]),
-          PackPair<T>(dpt[2 * u + 1][0], dpt[2 * u + 1][1]), PackPair<T>(dpt[2 * u + 1][2], dpt[2 * u + 1][3])};
+      for (int u = 0; u < kQSteps; ++u)
 #pragma unroll
-      for (int dp = 0; dp < kD / 16; ++dp) {
-        std::uint32_t b[4];
-        const std::uint32_t address = ChunkAddress<kSwizzle>(q_t_lane + stage_bytes, dp * 32) + u * 16 * kRowBytes;
-        LoadMatrixX4Trans(b, address + kDoMinusQ);
-        MmaM16N8K16<T>(dv_acc[2 * dp], p_a, b[0], b[1]);
-        MmaM16N8K16<T>(dv_acc[2 * dp + 1], p_a, b[2], b[3]);
-        LoadMatrixX4Trans(b, address);
-        MmaM16N8K16<T>(dk_acc[2 * dp], ds_a, b[0], b[1]);
-        MmaM16N8K16<T>(dk_acc[2 * dp + 1], ds_a, b[2], b[3]);
-      }
+        for (int dp = 0; dp < kD / 16; ++dp) {
+          std::uint32_t b[4];
+          const std::uint32_t address =
+              ChunkAddress<kSwizzle>(q_t_lane + stage_bytes, dp * 32) + u * 16 * kRowBytes;
+          LoadMatrixX4Trans(b, address + kDoMinusQ);
+#pragma unroll
+          for (int m = 0; m < kM; ++m) {
+            const std::uint32_t p_a[4] = {p_packed[m][2 * u][0], p_packed[m][2 * u][1], p_packed[m][2 * u + 1][0],
+                                          p_packed[m][2 * u + 1][1]};
+            MmaM16N8K16<T>(dv_acc[m][2 * dp], p_a, b[0], b[1]);
+            MmaM16N8K16<T>(dv_acc[m][2 * dp + 1], p_a, b[2], b[3]);
+          }
+          LoadMatrixX4Trans(b, address);
+#pragma unroll
+          for (int m = 0; m < kM; ++m) {
+            const std::uint32_t ds_a[4] = {ds_packed[m][2 * u][0], ds_packed[m][2 * u][1],
+                                           ds_packed[m][2 * u + 1][0], ds_packed[m][2 * u + 1][1]};
+            MmaM16N8K16<T>(dk_acc[m][2 * dp], ds_a, b[0], b[1]);
+            MmaM16N8K16<T>(dk_acc[m][2 * dp + 1], ds_a, b[2], b[3]);
+          }
+        }
     }
 
     if constexpr (kDqAtomic) {
       // dSᵀ into shared memory (row = key, rounded to T as the mma's A operand would be), then dQ_i = dS K_j
-      // split over the warps: warp w takes m16 tile w mod (B_r/16) of the queries and 64 dims.
-      const std::uint32_t ds_store = base + L::kDs + (warp * 16 + g) * L::kDsRowBytes + (2 * c) * 2;
+      // split over the warps: warp w takes m16 tile w mod (B_r/16) of the queries and kDqDims dims.
+      const std::uint32_t ds_store = base + L::kDs + (warp * kWarpKeys + g) * L::kDsRowBytes + (2 * c) * 2;
 #pragma unroll
-      for (int t = 0; t < kQTiles; ++t) {
-        asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(ds_store + t * 16), "r"(PackPair<T>(dpt[t][0], dpt[t][1])));
-        asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(ds_store + t * 16 + 8 * L::kDsRowBytes),
-                     "r"(PackPair<T>(dpt[t][2], dpt[t][3])));
-      }
+      for (int m = 0; m < kM; ++m)
+#pragma unroll
+        for (int t = 0; t < kQTiles; ++t) {
+          const std::uint32_t address = ds_store + m * 16 * L::kDsRowBytes + t * 16;
+          asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(address), "r"(ds_packed[m][t][0]));
+          asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(address + 8 * L::kDsRowBytes), "r"(ds_packed[m][t][1]));
+        }
       __syncthreads();
       constexpr int kMTiles = kBr / 16;
-      static_assert(kD * kMTiles == 64 * kWarps, "each warp multiplies 16 query rows × 64 dims of dQ_i");
-      const int m_tile = warp % kMTiles, dim0 = (warp / kMTiles) * 64;
+      constexpr int kDqDims = kD * kMTiles / kWarps;  // 32 (d = 64) or 64 (d = 128) dims a warp
+      static_assert(kDqDims % 16 == 0 && kD % kDqDims == 0, "each warp multiplies 16 query rows × kDqDims of dQ_i");
+      const int m_tile = warp % kMTiles, dim0 = (warp / kMTiles) * kDqDims;
       // A = dS (queries × keys) read transposed from dSᵀ: lanes 0-7 keys 0-7 queries 0-7, 8-15 keys 0-7 queries
       // 8-15, 16-23 keys 8-15 queries 0-7, 24-31 keys 8-15 queries 8-15 → a0..a3.
       const std::uint32_t ds_lane =
@@ -266,9 +308,9 @@ __global__ void __launch_bounds__(kThreads, 2) BackwardMmaKvKernel(const Backwar
       // B = K_j (keys × dims), transposed as V_j in the forward.
       const std::uint32_t k_t_lane =
           base + L::kK + (lane % 16) * kRowBytes + LaneChunkBytes<kSwizzle>(lane / 16, lane_mod8);
-      float dq_acc[8][4];
+      float dq_acc[kDqDims / 8][4];
 #pragma unroll
-      for (int t = 0; t < 8; ++t)
+      for (int t = 0; t < kDqDims / 8; ++t)
 #pragma unroll
         for (int e = 0; e < 4; ++e) dq_acc[t][e] = 0.0f;
 #pragma unroll
@@ -276,7 +318,7 @@ __global__ void __launch_bounds__(kThreads, 2) BackwardMmaKvKernel(const Backwar
         std::uint32_t a[4];
         LoadMatrixX4Trans(a, ds_lane + ks * 16 * L::kDsRowBytes);
 #pragma unroll
-        for (int dp = 0; dp < 4; ++dp) {
+        for (int dp = 0; dp < kDqDims / 16; ++dp) {
           std::uint32_t b[4];
           LoadMatrixX4Trans(b, ChunkAddress<kSwizzle>(k_t_lane, dim0 * 2 + dp * 32) + ks * 16 * kRowBytes);
           MmaM16N8K16<T>(dq_acc[2 * dp], a, b[0], b[1]);
@@ -286,7 +328,7 @@ __global__ void __launch_bounds__(kThreads, 2) BackwardMmaKvKernel(const Backwar
       const int row_a = row0 + m_tile * 16 + g;
       const float scale = params.scale;
 #pragma unroll
-      for (int t = 0; t < 8; ++t) {
+      for (int t = 0; t < kDqDims / 8; ++t) {
         float* target = params.dq_accumulator + (head_row0 + row_a) * kD + dim0 + t * 8 + 2 * c;
         if (row_a < n) AtomicAddPair(target, scale * dq_acc[t][0], scale * dq_acc[t][1]);
         if (row_a + 8 < n) AtomicAddPair(target + 8 * kD, scale * dq_acc[t][2], scale * dq_acc[t][3]);
@@ -297,18 +339,21 @@ __global__ void __launch_bounds__(kThreads, 2) BackwardMmaKvKernel(const Backwar
   // dK_j = scale·Σ dSᵀ Q, dV_j = Σ Pᵀ dO, straight from the accumulators (keys past N are not stored).
   const float scale = params.scale;
 #pragma unroll
-  for (int t = 0; t < kDTiles; ++t) {
-    const int dim = t * 8 + 2 * c;
+  for (int m = 0; m < kM; ++m)
 #pragma unroll
-    for (int half = 0; half < 2; ++half) {
-      const int key = key_a + 8 * half;
-      if (key >= n) continue;
-      const std::size_t index = (head_row0 + key) * kD + dim;
-      *reinterpret_cast<std::uint32_t*>(params.dk + index) =
-          PackPair<T>(scale * dk_acc[t][2 * half], scale * dk_acc[t][2 * half + 1]);
-      *reinterpret_cast<std::uint32_t*>(params.dv + index) = PackPair<T>(dv_acc[t][2 * half], dv_acc[t][2 * half + 1]);
+    for (int t = 0; t < kDTiles; ++t) {
+      const int dim = t * 8 + 2 * c;
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        const int key = key_a + 16 * m + 8 * half;
+        if (key >= n) continue;
+        const std::size_t index = (head_row0 + key) * kD + dim;
+        *reinterpret_cast<std::uint32_t*>(params.dk + index) =
+            PackPair<T>(scale * dk_acc[m][t][2 * half], scale * dk_acc[m][t][2 * half + 1]);
+        *reinterpret_cast<std::uint32_t*>(params.dv + index) =
+            PackPair<T>(dv_acc[m][t][2 * half], dv_acc[m][t][2 * half + 1]);
+      }
     }
-  }
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -480,7 +525,7 @@ cudaError_t DispatchBackwardMma(const BackwardArgs& args, float* delta, float* d
   if (cudaError_t error = backward_device::LaunchRowDot<T>(args.dout, args.o, delta, rows, kD, args.stream);
       error != cudaSuccess)
     return error;
-  const dim3 kv_grid(device::CeilDiv(shape.n, kBc), heads);
+  const dim3 kv_grid(device::CeilDiv(shape.n, KvLayout<kD>::kBc), heads);
   if (Flash2BackwardMmaSeparateDqPass(kD, args.options)) {
     auto* kv_kernel = &BackwardMmaKvKernel<T, kD, false>;
     constexpr int kKvBytes = KvLayout<kD>::kBytesWithoutDs;

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Device run of flash2_bwd_mma (Bc = 128 at d = 64): backward GPU tests, then ours and PyTorch's FLASH backward, fp16.
+set -uo pipefail
+P=.device-bwd-mma O=${1:?out} B=$(mktemp -d) W=$(mktemp -d)
+tar xJf $P/bin.txz -C $B
+export LD_LIBRARY_PATH=$PWD/$P/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} PYTHONUNBUFFERED=1
+S=$O/summary.txt
+{ date -u +"date: %Y-%m-%dT%H:%M:%SZ"; nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
+  echo "binaries built from the working tree on $(cat $P/commit.txt)"; } | tee $S
+timeout 120 $B/kernels_cuda_backward_gpu_tests > $O/kernels_cuda_backward_gpu_tests.log 2>&1
+echo "kernels_cuda_backward_gpu_tests rc=$? $(grep -E '^\[  (PASSED|FAILED|SKIPPED) +\] [0-9]+ test' $O/kernels_cuda_backward_gpu_tests.log | tr -s ' \n' ' ')" | tee -a $S
+grep -E '^\[  FAILED  \] [A-Za-z]' $O/kernels_cuda_backward_gpu_tests.log | head -5 | tee -a $S
+first=1
+for d in 64 128; do for mask in "" --causal; do
+  tag=d${d}${mask:+_causal}
+  echo "== $tag $(date -u +%T)" | tee -a $S
+  timeout 90 $B/flashviz bench --pass backward --kernels flash2_bwd_mma --n 1024,4096,16384 --d $d --dtype fp16 $mask \
+    --csv $W/bwd_fp16_$tag.csv 2>> $O/bench.log
+  if [ $first = 1 ]; then cat $W/bwd_fp16_$tag.csv > $O/bwd_fp16.csv; else tail -n +2 $W/bwd_fp16_$tag.csv >> $O/bwd_fp16.csv; fi
+  timeout 90 python3 scripts/peers.py --pass backward --backends torch_flash --n 1024,4096,16384 --d $d --dtype fp16 \
+    $mask --csv $O/bwd_peers_fp16.csv $([ $first = 1 ] || echo --append) 2>> $O/peers.log
+  first=0
+done; done
+python3 - $O <<'PY' | tee -a $S
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1] + "/bwd_fp16.csv"))) + list(csv.DictReader(open(sys.argv[1] + "/bwd_peers_fp16.csv")))
+key = lambda r: (int(r["d"]), int(r["causal"]), int(r["N"]))
+flash = {key(r): float(r["tflops"]) for r in rows if r["kernel"].startswith("torch_flash")}
+print(f"{'kernel':16} {'d':>4} {'causal':>6} {'N':>6} {'TFLOP/s':>8} {'flash':>8} {'ratio':>6} {'err':>9} status")
+for r in rows:
+    if r["kernel"].startswith("torch_"): continue
+    f = flash.get(key(r)); t = float(r["tflops"])
+    print(f"{r['kernel']:16} {r['d']:>4} {r['causal']:>6} {r['N']:>6} {t:8.1f} {f or 0:8.1f} {t / f if f else 0:6.2f} "
+          f"{r['max_abs_error']:>9} {r['status']}")
+PY
