@@ -58,6 +58,20 @@ struct LiveGpuView {
   double max_m_error = 0, max_l_rel_error = 0, max_o_error = 0;
   int worst_i = -1, worst_j = -1, worst_row = -1;
 
+  // The backward pass: the instrumented flash2_bwd's dK_j and dV_j after every tile iteration, and the stepper's,
+  // [((j·T_r + i)·B_c + c)·d + e]; NaN where not run. The images are then dQ, |dQ − dQ_ref|, dK and dV.
+  bool backward = false;  // the last run was of the backward pass
+  int bc = 0;
+  std::vector<float> gpu_dk_after, gpu_dv_after;
+  std::vector<double> model_dk_after, model_dv_after;
+  double max_dk_error = 0, max_dv_error = 0, max_grad_error = 0;
+  bool has_backward_probe() const { return !gpu_dk_after.empty(); }
+  std::size_t BackwardIndex(int i, int j, int c, int e) const {
+    return ((static_cast<std::size_t>(j) * static_cast<std::size_t>(tr) + static_cast<std::size_t>(i)) *
+                static_cast<std::size_t>(bc) + static_cast<std::size_t>(c)) * static_cast<std::size_t>(d) +
+           static_cast<std::size_t>(e);
+  }
+
   bool has_probe() const { return !gpu_m_after.empty(); }
   // GPU and model values of row r of tile i after tile iteration j (NaN where the GPU has none).
   float GpuM(int i, int j, int r) const { return gpu_m_after[Index(i, j, r)]; }
@@ -76,6 +90,7 @@ struct LiveGpuRequest {
   bool rerun_on_change = true;   // run again whenever the problem changes while the panel is open
   bool force_host_copy = false;  // draw through the host even where interop works (to compare the paths)
   std::string variant = "naive"; // the registry variant to time and draw (naive materializes S and P)
+  std::string backward_variant = "flash2_bwd";  // the backward registry's, for the backward pass
   int repeats = 10;              // timed runs after one warm-up
 };
 

@@ -12,6 +12,7 @@
 #include "kernels/common/files.h"
 #include "kernels/common/format.h"
 #ifdef FLASHVIZ_HAVE_CUDA
+#include "kernels/cuda/probe/backward_probe.h"
 #include "kernels/cuda/probe/cross_check.h"
 #endif
 
@@ -37,10 +38,40 @@ struct GpuTraceFields {
   bool agrees = true;
 };
 
+#ifdef FLASHVIZ_HAVE_CUDA
+// The backward pass: the instrumented flash2_bwd records dK_j and dV_j after every tile iteration; each grad_q line
+// (the end of a tile iteration) gets their difference from the model's, the done line the verdict.
+GpuTraceFields RunBackwardOnGpu(const Stepper& stepper) {
+  const AttentionProblem& p = stepper.problem();
+  auto result = std::make_shared<cuda::BackwardProbeResult>(
+      cuda::RunBackwardProbe(p, *stepper.inputs(), *stepper.saved()));
+  auto check = std::make_shared<cuda::BackwardCrossCheck>(cuda::CompareBackwardWithModel(stepper, *result));
+  GpuTraceFields fields;
+  fields.config = {
+      {"gpu",
+       {{"device", cuda::CudaDeviceDescription()}, {"kernel", result->kernel}, {"kernel_ms", result->kernel_ms}}}};
+  fields.per_step = [result, check, p](const StepView& view) {
+    const StepInfo& info = view.info();
+    if (info.phase == Phase::kDone)
+      return Json{{"gpu_max_dk_error", check->max_dk_error},
+                  {"gpu_max_dv_error", check->max_dv_error},
+                  {"gpu_max_grad_error", check->max_grad_error},
+                  {"gpu_agrees", check->agrees}};
+    if (info.phase != Phase::kGradQ) return Json(nullptr);
+    return Json{{"gpu_dk_error", cuda::BackwardTileError(p, *result, view.grad().dk, true, info.i, info.j)},
+                {"gpu_dv_error", cuda::BackwardTileError(p, *result, view.grad().dv, false, info.i, info.j)}};
+  };
+  fields.verdict = check->summary;
+  fields.agrees = check->agrees;
+  return fields;
+}
+#endif
+
 GpuTraceFields RunOnGpu([[maybe_unused]] const Stepper& stepper, [[maybe_unused]] const TraceCommandOptions& o) {
 #ifndef FLASHVIZ_HAVE_CUDA
   throw InputError("--gpu: this flashviz was built without CUDA");
 #else
+  if (stepper.problem().backward()) return RunBackwardOnGpu(stepper);
   const AttentionProblem& p = stepper.problem();
   auto result = std::make_shared<cuda::TileProbeResult>(
       cuda::RunTileProbe(p, *stepper.inputs(), o.probe_tile, o.probe_row));
@@ -108,9 +139,6 @@ int RunTrace(const TraceCommandOptions& o) {
   if (!o.grads_out.empty() && !backward)
     throw UsageError("--grads-out writes the backward pass's dQ, dK, dV: add --pass backward");
   if (o.gpu && o.out.empty()) throw UsageError("--gpu writes the GPU's values into the trace: give --out FILE.jsonl");
-  if (o.gpu && backward)
-    throw UsageError("--gpu cross-checks the forward pass's m_i and l_i; the backward pass has no GPU probe in trace "
-                     "(`flashviz bench --pass backward` validates the CUDA backward kernels)");
   const bool needs_numbers = !o.out.empty() || !o.o_out.empty() || !o.grads_out.empty();
   const LoadedProblem loaded = LoadProblem(o.problem, needs_numbers);
   const Stepper stepper(loaded.problem, loaded.inputs.get());
@@ -194,8 +222,9 @@ void AddTraceCommand(CLI::App& app, CommandList& commands) {
                 "print the HBM/SRAM totals (flash and standard attention; with --pass backward also the forward pass "
                 "and forward + backward)");
   cmd->add_flag("--gpu", options->gpu,
-                "also run the instrumented CUDA kernel (flash1 for kv, flash2_row for q) on the same tiles and write "
-                "its m_i, l_i beside the model's (exit status 1 when they disagree beyond fp32 rounding)");
+                "also run the instrumented CUDA kernel (flash1 for kv, flash2_row for q, flash2_bwd for --pass "
+                "backward) on the same tiles and write its m_i, l_i (backward: its dK_j, dV_j errors) beside the "
+                "model's (exit status 1 when they disagree beyond fp32 rounding)");
   cmd->add_option("--probe-tile", options->probe_tile, "with --gpu: the Q tile whose O_i row is recorded (default 0)");
   cmd->add_option("--probe-row", options->probe_row, "with --gpu: the row within that tile (default 0)");
   commands.push_back({cmd, [options] { return RunTrace(*options); }});

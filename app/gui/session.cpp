@@ -145,6 +145,7 @@ std::string SessionToJson(const UiState& ui, std::int64_t step) {
                        {"color_lanes", VortexState(ui).color_lanes},
                        {"compare_wmma", VortexState(ui).compare_wmma}};
   session["live_gpu"] = {{"kernel", LiveGpuState(ui).variant},
+                         {"backward_kernel", LiveGpuState(ui).backward_variant},
                          {"rerun_on_change", LiveGpuState(ui).rerun_on_change},
                          {"force_host_copy", LiveGpuState(ui).force_host_copy}};
   return session.dump(2) + "\n";
@@ -234,6 +235,7 @@ std::int64_t SessionFromJson(const std::string& text, const std::string& name, U
     if (s.contains("live_gpu")) {
       const json& g = read.Object(s, "live_gpu");
       LiveGpuState(next).variant = read.String(g, "kernel", LiveGpuState(next).variant);
+      LiveGpuState(next).backward_variant = read.String(g, "backward_kernel", LiveGpuState(next).backward_variant);
       LiveGpuState(next).rerun_on_change = read.Bool(g, "rerun_on_change", LiveGpuState(next).rerun_on_change);
       LiveGpuState(next).force_host_copy = read.Bool(g, "force_host_copy", LiveGpuState(next).force_host_copy);
     }

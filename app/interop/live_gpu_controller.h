@@ -27,6 +27,10 @@ class LiveGpuController {
 
  private:
   void Run(Model& model, const LiveGpuRequest& request);
+  void RunBackward(Model& model, const LiveGpuRequest& request, const Reference& reference);
+  // Colours `values` (rows × cols, on the device) into image `slot` and adds it to the view.
+  void Draw(LiveGpuView& view, const LiveGpuRequest& request, int slot, const char* title, const float* values,
+            int rows, int cols, double lo, double hi, bool diverging, double max_value);
   // A texture of this size for image `slot`, reused across runs while the size and path stay the same.
   CudaGlTexture& Texture(int slot, int width, int height, bool force_host_copy);
 

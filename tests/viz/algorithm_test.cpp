@@ -85,9 +85,40 @@ TEST(Algorithm, EveryPhaseHasItsLineAndItsKernelRegion) {
   }
 }
 
+// The backward pass: FlashAttention-2's Algorithm 2 and flash2_bwd.cu, every phase with its line and its region.
+TEST(Algorithm, EveryBackwardPhaseHasItsLineAndItsKernelRegion) {
+  const std::map<Phase, const char*> code = {
+      {Phase::kInit, "cudaMemsetAsync(args.dq, 0"},   {Phase::kDelta, "LaunchRowDot<float>(args.dout, args.o"},
+      {Phase::kLoadKv, "LoadRows<kD>(k_s, k, col0"},  {Phase::kLoadQ, "LoadRows<kD>(q_s, q, row0"},
+      {Phase::kScores, "s[u] += qe * k_s"},           {Phase::kProbs, "expf(scale * s[u] - l_s[s_row])"},
+      {Phase::kGradV, "dv_acc[u] += p * do_s"},       {Phase::kGradP, "dp[u] += doe * v_s"},
+      {Phase::kGradS, "p * (dp[u] - delta_s[s_row])"}, {Phase::kGradK, "dk_acc[u] += ds * q_s"},
+      {Phase::kGradQ, "atomicAdd(dq +"},              {Phase::kWriteGrads, "dk[index] = scale * dk_acc[u]"}};
+  for (const bool causal : {false, true}) {
+    AttentionProblem p = Make(LoopOrder::kKvOuter, causal);
+    p.pass = Pass::kBackward;
+    const KernelSource& source = KernelSourceFor(p);
+    EXPECT_EQ(source.kernel, "flash2_bwd");
+    const Pseudocode& pseudocode = PseudocodeFor(p);
+    for (const Phase phase : PhasesOf(Schedule(p))) {
+      EXPECT_FALSE(PseudocodeLineOf(pseudocode, phase).empty()) << "no line of Algorithm 2 for " << PhaseName(phase);
+      if (phase == Phase::kDone) continue;
+      const std::string text = RegionText(source, phase);
+      ASSERT_FALSE(text.empty()) << source.file << ": no `// @phase " << PhaseName(phase) << "` region";
+      ASSERT_TRUE(code.count(phase)) << PhaseName(phase);
+      EXPECT_NE(text.find(code.at(phase)), std::string::npos)
+          << source.file << ": the " << PhaseName(phase) << " region does not hold `" << code.at(phase)
+          << "`; move the marker with the code:\n" << text;
+    }
+  }
+}
+
 TEST(Algorithm, TheEmbeddedKernelsAreTheFilesOfTheTree) {
-  for (const LoopOrder order : {LoopOrder::kKvOuter, LoopOrder::kQOuter}) {
-    const KernelSource& embedded = KernelSourceFor(order);
+  AttentionProblem backward = Make(LoopOrder::kKvOuter, false);
+  backward.pass = Pass::kBackward;
+  for (const KernelSource* source : {&KernelSourceFor(LoopOrder::kKvOuter), &KernelSourceFor(LoopOrder::kQOuter),
+                                     &KernelSourceFor(backward)}) {
+    const KernelSource& embedded = *source;
     std::ifstream file(std::string(FLASHVIZ_SOURCE_DIR) + "/" + embedded.file);
     ASSERT_TRUE(file) << embedded.file;
     std::stringstream text;

@@ -205,7 +205,9 @@ void DrawHbmColumns(const Model& m, UiState& ui, const ScreenRect& area, Hovered
     ImGui::PopID();
   }
   const float note_y = area.max.y - label_h + 4;
-  DrawMathText(dl, ImVec2(area.min.x, note_y), pal.dim, "HBM: Q, dO, dQ by Q tile i · K, V, dK, dV by K/V tile j");
+  const char* note = "HBM: Q, dO, dQ by Q tile i · K, V, dK, dV by K/V tile j";
+  DrawMathText(dl, ImVec2(area.min.x, note_y), pal.dim,
+               CalcMathTextSize(note).x <= area.width() ? note : "in HBM (hover a column)");
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -308,6 +310,12 @@ ScreenRect DrawNumberGrid(const char* id, UiState& ui, ScreenRect area, int rows
   return grid_rect;
 }
 
+// The title with the step's formula when it fits in `width` (with its "(?)"), else the short one.
+const char* FittingTitle(const char* full, const char* brief, float width) {
+  const float help = ImGui::CalcTextSize("(?)").x + ImGui::GetStyle().ItemSpacing.x * 2;
+  return CalcMathTextSize(full).x + help <= width ? full : brief;
+}
+
 void DrawBackwardTiles(const Model& m, UiState& ui, const ScreenRect& area, Hovered& hovered) {
   const StepState& s = m.state();
   const BackwardNumerics& g = s.grad;
@@ -325,7 +333,8 @@ void DrawBackwardTiles(const Model& m, UiState& ui, const ScreenRect& area, Hove
   // S_ij, then P_ij in its place, with L_i.
   const bool show_p = !g.p.empty();
   ImGui::SetCursorScreenPos(area.min);
-  SectionTitle(show_p ? "P_ij = exp(S_ij − L_i)" : "S_ij = scale·Q_i K_jᵀ",
+  SectionTitle(show_p ? FittingTitle("P_ij = exp(S_ij − L_i)", "P_ij", half_w)
+                      : FittingTitle("S_ij = scale·Q_i K_jᵀ", "S_ij", half_w),
                "Recomputed from Q_i and K_j (the forward pass stored no S), then turned into the final probabilities "
                "with the saved log-sum-exp L_i (right column): one subtraction and one exp per entry, no running "
                "maximum. P_ij overwrites S_ij in SRAM.");
@@ -350,7 +359,8 @@ void DrawBackwardTiles(const Model& m, UiState& ui, const ScreenRect& area, Hove
   // dP_ij, then dS_ij in its place, with D_i as bars.
   const bool show_ds = !g.ds.empty();
   ImGui::SetCursorScreenPos(ImVec2(area.min.x + half_w + gap, area.min.y));
-  SectionTitle(show_ds ? "dS_ij = P_ij ∘ (dP_ij − D_i)" : "dP_ij = dO_i V_jᵀ",
+  SectionTitle(show_ds ? FittingTitle("dS_ij = P_ij ∘ (dP_ij − D_i)", "dS_ij", half_w)
+                       : FittingTitle("dP_ij = dO_i V_jᵀ", "dP_ij", half_w),
                "The gradient of each probability (dP_ij = dO_i V_jᵀ), then of each score (dS_ij, the softmax's "
                "backward) in its place. D_i = rowsum(dO_i ∘ O_i) (right column, from the preprocessing pass) stands in "
                "for the whole row's rowsum(P ∘ dP).");
@@ -370,12 +380,14 @@ void DrawBackwardTiles(const Model& m, UiState& ui, const ScreenRect& area, Hove
     ImGui::SetCursorScreenPos(ImVec2(x, y2));
     SectionTitle(title, help);
   };
-  title_at(area.min.x, phase == Phase::kGradV ? "dV_j += P_ijᵀ dO_i" : "dV_j (on chip)",
+  title_at(area.min.x, FittingTitle(phase == Phase::kGradV ? "dV_j += P_ijᵀ dO_i" : "dV_j (on chip)", "dV_j", third_w),
            "dV_j (B_c × d): each key's share of the output gradient, summed over the Q tiles so far. It starts at 0 "
            "at load_kv, stays in SRAM, and is written to HBM once, at write_dk_dv.");
-  title_at(area.min.x + third_w + gap, phase == Phase::kGradK ? "dK_j += scale·dS_ijᵀ Q_i" : "dK_j (on chip)",
+  title_at(area.min.x + third_w + gap,
+           FittingTitle(phase == Phase::kGradK ? "dK_j += scale·dS_ijᵀ Q_i" : "dK_j (on chip)", "dK_j", third_w),
            "dK_j (B_c × d): summed over the Q tiles so far, on chip like dV_j, written once at write_dk_dv.");
-  title_at(area.min.x + 2 * (third_w + gap), phase == Phase::kGradQ ? "dQ_i += scale·dS_ij K_j" : "dQ_i (in HBM)",
+  title_at(area.min.x + 2 * (third_w + gap),
+           FittingTitle(phase == Phase::kGradQ ? "dQ_i += scale·dS_ij K_j" : "dQ_i (in HBM)", "dQ_i", third_w),
            "dQ_i (B_r × d) lives in HBM: every K/V tile's grad_q reads it, adds scale·dS_ij K_j and writes it back. "
            "On a GPU the blocks of different K/V tiles do this to the same rows at once, so the add is an atomicAdd "
            "(or a separate pass computes dQ).");
@@ -420,7 +432,10 @@ void DrawBackwardStepPanel(const Model& model, UiState& ui) {
   const ImVec2 avail(view_avail.x - 2 * margin, view_avail.y - 2 * margin);
   const bool stacked = avail.x < 640.0f * ui.appearance.ui_scale;
   const float gap = 12.0f * ui.appearance.ui_scale;
-  const float left_w = stacked ? avail.x : std::floor(avail.x * 0.40f);
+  // The HBM columns need little width (each is N × d, drawn tall and narrow); the tiles get the rest, so their
+  // numbers fit.
+  const float columns_w = 7 * 44.0f * ui.appearance.ui_scale;
+  const float left_w = stacked ? avail.x : std::floor(std::clamp(columns_w, avail.x * 0.22f, avail.x * 0.32f));
   const float left_h = stacked ? std::floor(avail.y * 0.38f) : avail.y;
   const ScreenRect left{origin, ImVec2(origin.x + left_w, origin.y + left_h)};
   const ScreenRect right = stacked ? ScreenRect{ImVec2(origin.x, origin.y + left_h + gap),

@@ -9,6 +9,7 @@
 #include <cmath>
 
 #include "kernels/common/format.h"
+#include "kernels/cuda/backward/backward_registry.h"
 #include "kernels/cuda/registry.h"
 #include "viz/colormap.h"
 #include "viz/live_gpu.h"
@@ -47,19 +48,23 @@ void DrawUnavailable(const LiveGpuView& gpu) {
 }
 
 // The registry variant picker: variants that cannot run this shape are listed with their reason, disabled.
+// The backward pass picks from the backward registry (request.backward_variant), the forward pass from the
+// forward one (request.variant).
 void DrawVariantPicker(const Model& model, LiveGpuRequest& request) {
   cuda::AttentionShape shape;
   shape.n = model.problem().n;
   shape.d = model.problem().d;
   shape.scale = static_cast<float>(model.problem().scale);
   shape.causal = model.problem().causal;
-  const cuda::VariantInfo* selected = cuda::FindVariantInfo(request.variant);
+  const bool backward = model.problem().backward();
+  std::string& chosen = backward ? request.backward_variant : request.variant;
+  const cuda::VariantInfo* selected = backward ? cuda::FindBackwardInfo(chosen) : cuda::FindVariantInfo(chosen);
   ImGui::SetNextItemWidth(220.0f * ImGui::GetIO().FontGlobalScale + 120.0f);
-  if (ImGui::BeginCombo("kernel", selected ? selected->name : request.variant.c_str())) {
-    for (const cuda::VariantInfo& variant : cuda::Catalogue()) {
+  if (ImGui::BeginCombo("kernel", selected ? selected->name : chosen.c_str())) {
+    for (const cuda::VariantInfo& variant : backward ? cuda::BackwardCatalogue() : cuda::Catalogue()) {
       const auto why = cuda::CatalogueNotApplicable(variant, shape, cuda::DType::kFp32);
       ImGui::BeginDisabled(why.has_value());
-      if (ImGui::Selectable(variant.name, request.variant == variant.id)) request.variant = variant.id;
+      if (ImGui::Selectable(variant.name, chosen == variant.id)) chosen = variant.id;
       ImGui::EndDisabled();
       if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
         ImGui::SetTooltip("%s\n%s", why ? why->c_str() : variant.changes, variant.workspace);
@@ -67,17 +72,19 @@ void DrawVariantPicker(const Model& model, LiveGpuRequest& request) {
     ImGui::EndCombo();
   }
   ImGui::SameLine();
-  HelpMarker("The variant timed on this problem (one head, fp32) and whose output is drawn. naive and tiled "
-             "materialize S and P in device memory, so those are drawn too.");
+  HelpMarker(backward ? "The backward variant timed on this problem (one head, fp32, on the O and L the model's "
+                        "forward pass saved) and whose dQ, dK and dV are drawn."
+                      : "The variant timed on this problem (one head, fp32) and whose output is drawn. naive and "
+                        "tiled materialize S and P in device memory, so those are drawn too.");
 }
 
 void DrawTimings(const LiveGpuView& gpu) {
   const Palette& palette = GetPalette();
   if (!gpu.variant_id.empty()) {
     if (gpu.variant_repeats > 0) {
-      ImGui::Text("%s: median %.3f ms, min %.3f ms over %d runs; max |O - O_ref| = %s", gpu.variant_id.c_str(),
+      ImGui::Text("%s: median %.3f ms, min %.3f ms over %d runs; max %s = %s", gpu.variant_id.c_str(),
                   gpu.variant_ms_median, gpu.variant_ms_min, gpu.variant_repeats,
-                  Num(gpu.variant_max_error, 3).c_str());
+                  gpu.backward ? "|dQ - dQ_ref|" : "|O - O_ref|", Num(gpu.variant_max_error, 3).c_str());
       ImGui::SameLine();
       HelpMarker("CUDA events around the variant's launch, one warm-up first; the error is against the float64 "
                  "reference of the step view.");
@@ -92,14 +99,9 @@ void DrawTimings(const LiveGpuView& gpu) {
   ImGui::PopStyleColor();
 }
 
-void DrawCrossCheck(const Model& model, const LiveGpuView& gpu) {
+// The verdict: quiet when the GPU agrees, a banner in the "bad" colour when it does not.
+void DrawVerdict(const LiveGpuView& gpu) {
   const Palette& palette = GetPalette();
-  SectionTitle("Cross-check: the GPU's m_i and l_i against the model", kCrossCheckHelp);
-  if (!gpu.probe_note.empty()) {
-    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(palette.warn), "%s", gpu.probe_note.c_str());
-    return;
-  }
-  if (!gpu.has_probe()) return;
   if (gpu.agrees) {
     ImGui::PushStyleColor(ImGuiCol_Text, palette.good);
     ImGui::TextWrapped("%s", gpu.summary.c_str());
@@ -115,6 +117,83 @@ void DrawCrossCheck(const Model& model, const LiveGpuView& gpu) {
     ImGui::PopStyleColor();
     ImGui::Dummy(ImVec2(0, ImGui::GetTextLineHeight()));
   }
+}
+
+constexpr const char* kBackwardCrossCheckHelp =
+    "An instrumented flash2_bwd runs exactly the tiles of the step view (B_r, B_c, scale, causal) in fp32: one block "
+    "per K/V tile j with dK_j and dV_j in shared memory, the Q tiles that meet it in order, dQ_i added into HBM by "
+    "atomicAdd. After every tile iteration it records dK_j and dV_j into a debug buffer; they are compared value by "
+    "value with the stepper (float64), as are the final dQ, dK and dV: they must agree to fp32 rounding.";
+
+// The backward pass: dK_j and dV_j of the cursor's tile pair (or the last pair its K/V tile finished), model
+// against GPU, key by key.
+void DrawBackwardCrossCheck(const Model& model, const LiveGpuView& gpu) {
+  SectionTitle("Cross-check: the GPU's dK_j and dV_j against the model", kBackwardCrossCheckHelp);
+  if (!gpu.probe_note.empty()) {
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(GetPalette().warn), "%s", gpu.probe_note.c_str());
+    return;
+  }
+  if (!gpu.has_backward_probe()) return;
+  DrawVerdict(gpu);
+  const StepState& state = model.state();
+  const int j = state.info.j;
+  int i = state.info.i;
+  if (j < 0 || j >= gpu.tc) {
+    ImGui::TextDisabled("Step to a phase of a K/V tile to compare its dK_j and dV_j.");
+    return;
+  }
+  // The last tile iteration finished by this step: this one at grad_q, the one before it earlier in the pair, the
+  // last Q tile's at write_dk_dv.
+  if (state.info.phase == Phase::kWriteGrads) i = gpu.tr - 1;
+  else if (state.info.phase != Phase::kGradQ) --i;
+  if (i < 0 || i >= gpu.tr || std::isnan(gpu.gpu_dk_after[gpu.BackwardIndex(i, j, 0, 0)])) {
+    ImGui::TextDisabled("K/V tile %d has not finished a tile iteration yet.", j);
+    return;
+  }
+  MathTextF("K/V tile j = %d after Q tile i = %d (the values the GPU recorded at the end of that tile iteration)", j,
+            i);
+  const int keys = std::min(gpu.bc, model.problem().n - j * gpu.bc), d = gpu.d;
+  const ImGuiTableFlags flags = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_ScrollY |
+                                ImGuiTableFlags_SizingStretchProp;
+  const float height = std::max(3.5f * ImGui::GetTextLineHeightWithSpacing(),
+                                std::min(std::min(keys + 1.5f, 9.5f) * ImGui::GetTextLineHeightWithSpacing(),
+                                         ImGui::GetContentRegionAvail().y / 3.0f));
+  if (!ImGui::BeginTable("backward-crosscheck", 7, flags, ImVec2(0, height))) return;
+  ImGui::TableSetupScrollFreeze(0, 1);
+  for (const char* heading : {"key", "dK[.,0] model", "dK[.,0] GPU", "max |ddK|", "dV[.,0] model", "dV[.,0] GPU",
+                              "max |ddV|"})
+    ImGui::TableSetupColumn(heading);
+  ImGui::TableHeadersRow();
+  for (int c = 0; c < keys; ++c) {
+    double dk_error = 0, dv_error = 0;
+    for (int e = 0; e < d; ++e) {
+      const std::size_t at = gpu.BackwardIndex(i, j, c, e);
+      dk_error = std::max(dk_error, std::fabs(gpu.gpu_dk_after[at] - gpu.model_dk_after[at]));
+      dv_error = std::max(dv_error, std::fabs(gpu.gpu_dv_after[at] - gpu.model_dv_after[at]));
+    }
+    const std::size_t first = gpu.BackwardIndex(i, j, c, 0);
+    ImGui::TableNextRow();
+    ImGui::TableNextColumn();
+    ImGui::Text("%d", j * gpu.bc + c);
+    for (const std::string& cell : {Num(gpu.model_dk_after[first], 7), Num(gpu.gpu_dk_after[first], 7),
+                                    Num(dk_error, 2), Num(gpu.model_dv_after[first], 7),
+                                    Num(gpu.gpu_dv_after[first], 7), Num(dv_error, 2)}) {
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(cell.c_str());
+    }
+  }
+  ImGui::EndTable();
+}
+
+void DrawCrossCheck(const Model& model, const LiveGpuView& gpu) {
+  if (gpu.backward) return DrawBackwardCrossCheck(model, gpu);
+  SectionTitle("Cross-check: the GPU's m_i and l_i against the model", kCrossCheckHelp);
+  if (!gpu.probe_note.empty()) {
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(GetPalette().warn), "%s", gpu.probe_note.c_str());
+    return;
+  }
+  if (!gpu.has_probe()) return;
+  DrawVerdict(gpu);
 
   // The current tile's rows at the cursor's K/V tile (or the last one the tile finished).
   const StepState& state = model.state();

@@ -8,6 +8,9 @@
 //
 // P_ij and dS_ij live in shared memory between the products; K_j, V_j, Q_i and dO_i are shared-memory tiles with
 // rows padded by one float, so the column-wise reads of the products hit 32 different banks.
+//
+// The `// @phase NAME` markers tie its lines to the model's phases: the algorithm panel (viz/algorithm.h) shows this
+// file beside FlashAttention-2's Algorithm 2 with the current step's lines marked.
 #include "kernels/cuda/backward/backward_common.cuh"
 #include "kernels/cuda/backward/backward_tiles.h"
 #include "kernels/cuda/backward/backward_variants.h"
@@ -64,6 +67,7 @@ __global__ void __launch_bounds__(kThreads)
   v += head * kD;
   dout += head * kD;
   dq += head * kD;
+  // @phase load_kv
   LoadRows<kD>(k_s, k, col0, kBc, n);
   LoadRows<kD>(v_s, v, col0, kBc, n);
 
@@ -71,10 +75,12 @@ __global__ void __launch_bounds__(kThreads)
   const int kv_key = t / 4, kv_dim0 = t % 4;  // dK_j, dV_j role
   const int s_row = t / 8, s_key0 = t % 8;    // S, dP and dQ role
   float dk_acc[kKvDims] = {}, dv_acc[kKvDims] = {};
+  // @phase end
 
   const int q_tiles = (n + kBr - 1) / kBr;
   for (int i = causal ? col0 / kBr : 0; i < q_tiles; ++i) {
     const int row0 = i * kBr;
+    // @phase load_q
     __syncthreads();  // every thread is done with the previous Q_i, dO_i, P_ij, dS_ij
     LoadRows<kD>(q_s, q, row0, kBr, n);
     LoadRows<kD>(do_s, dout, row0, kBr, n);
@@ -86,6 +92,7 @@ __global__ void __launch_bounds__(kThreads)
     __syncthreads();
 
     // S_ij and dP_ij, 8 entries of one row per thread: every Q/dO value read feeds 8 FMAs.
+    // @phase scores grad_p
     float s[8] = {}, dp[8] = {};
     for (int e = 0; e < kD; ++e) {
       const float qe = q_s[s_row * kStride + e], doe = do_s[s_row * kStride + e];
@@ -96,6 +103,7 @@ __global__ void __launch_bounds__(kThreads)
       }
     }
     const int row = row0 + s_row;
+    // @phase probs grad_s
 #pragma unroll
     for (int u = 0; u < 8; ++u) {
       const int key = s_key0 + 8 * u, col = col0 + key;
@@ -107,6 +115,7 @@ __global__ void __launch_bounds__(kThreads)
     __syncthreads();
 
     // dV_j += P_ijᵀ dO_i and dK_j += dS_ijᵀ Q_i (scale applied once, at the end).
+    // @phase grad_v grad_k
     for (int r = 0; r < kBr; ++r) {
       const float p = p_s[r * kPStride + kv_key], ds = ds_s[r * kPStride + kv_key];
 #pragma unroll
@@ -116,6 +125,7 @@ __global__ void __launch_bounds__(kThreads)
       }
     }
     // dQ_i += scale·dS_ij K_j, added to HBM: the blocks of the other K/V tiles add theirs to the same rows.
+    // @phase grad_q
     if (row < n) {
       float dq_acc[kQDims] = {};
       for (int key = 0; key < kBc; ++key) {
@@ -127,8 +137,10 @@ __global__ void __launch_bounds__(kThreads)
       for (int u = 0; u < kQDims; ++u)
         atomicAdd(dq + static_cast<std::int64_t>(row) * kD + s_key0 + 8 * u, scale * dq_acc[u]);
     }
+    // @phase end
   }
 
+  // @phase write_dk_dv
   const int key_row = col0 + kv_key;
   if (key_row >= n) return;
 #pragma unroll
@@ -137,6 +149,7 @@ __global__ void __launch_bounds__(kThreads)
     dk[index] = scale * dk_acc[u];
     dv[index] = dv_acc[u];
   }
+  // @phase end
 }
 
 template <int kD>
@@ -160,14 +173,17 @@ cudaError_t LaunchFlash2Backward(const BackwardArgs& args) {
   const std::int64_t rows = shape.Heads() * shape.n;
   auto* delta = static_cast<float*>(args.workspace);
   // dQ is summed by atomicAdd from every K/V tile's block: it starts at zero.
+  // @phase init
   if (const cudaError_t error =
           cudaMemsetAsync(args.dq, 0, static_cast<std::size_t>(rows) * shape.d * sizeof(float), args.stream);
       error != cudaSuccess)
     return error;
+  // @phase delta
   if (const cudaError_t error =
           backward_device::LaunchRowDot<float>(args.dout, args.o, delta, rows, shape.d, args.stream);
       error != cudaSuccess)
     return error;
+  // @phase end
   switch (shape.d) {
     case 32:
       return LaunchFlash2BackwardD<32>(args, delta);

@@ -15,6 +15,7 @@
 #include <memory>
 
 #include "kernels/common/format.h"
+#include "kernels/cuda/probe/probe_buffers.cuh"
 
 namespace flashviz::cuda {
 namespace {
@@ -213,35 +214,18 @@ __global__ void Flash2RowProbe(ProbeParams p) {
 // [SECTION] host
 // ---------------------------------------------------------------------------------------------------------
 
-void Check(cudaError_t status, const char* what) {
-  if (status != cudaSuccess)
-    throw InputError(Sprintf("CUDA error in %s: %s", what, cudaGetErrorString(status)));
-}
-
-struct DeviceFree {
-  void operator()(void* p) const { cudaFree(p); }
-};
-using DeviceBuffer = std::unique_ptr<float, DeviceFree>;
-
-DeviceBuffer Allocate(std::size_t floats, const char* what) {
-  void* p = nullptr;
-  Check(cudaMalloc(&p, std::max<std::size_t>(floats, 1) * sizeof(float)), what);
-  return DeviceBuffer(static_cast<float*>(p));
-}
-
-DeviceBuffer Upload(const std::vector<float>& host, const char* what) {
-  DeviceBuffer buffer = Allocate(host.size(), what);
-  Check(cudaMemcpy(buffer.get(), host.data(), host.size() * sizeof(float), cudaMemcpyHostToDevice), what);
-  return buffer;
-}
+using probe::Allocate;
+using probe::Check;
+using probe::DeviceBuffer;
+using probe::Download;
+using probe::kMaxSharedBytes;
+using probe::Upload;
 
 std::size_t SharedBytes(const AttentionProblem& p) {
   const std::size_t kv = 2ull * p.bc * p.d, s = static_cast<std::size_t>(p.br) * p.bc;
   const std::size_t q_side = p.order == LoopOrder::kQOuter ? 2ull * p.br * p.d : 0;
   return (kv + s + q_side) * sizeof(float);
 }
-
-constexpr std::size_t kMaxSharedBytes = 227 * 1024;  // Hopper's opt-in limit per block
 
 }  // namespace
 
@@ -294,42 +278,30 @@ TileProbeResult RunTileProbe(const AttentionProblem& p, const AttentionInputs& i
                      o_row_after.get(), p.n, p.d, p.br, p.bc, p.tc(), static_cast<float>(p.scale), p.causal,
                      probe_tile, probe_row};
   const std::size_t shared = SharedBytes(p);
-  cudaEvent_t start, stop;
-  Check(cudaEventCreate(&start), "creating an event");
-  Check(cudaEventCreate(&stop), "creating an event");
-  Check(cudaEventRecord(start), "recording an event");
-  if (kv) {
-    Check(cudaFuncSetAttribute(Flash1TileIteration, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                               static_cast<int>(shared)),
-          "raising the shared-memory limit");
-    Flash1Init<<<std::min<std::size_t>((nd + 255) / 256, 1024), 256>>>(o.get(), l.get(), m.get(), p.n, p.d);
-    const Schedule schedule(p);  // the model's own table of active (i, j) pairs
-    for (int j = 0; j < p.tc(); ++j) {
-      const Schedule::Outer& outer = schedule.outer(j);
-      const int tiles = outer.inner_end - outer.inner_begin;
-      if (tiles > 0) Flash1TileIteration<<<tiles, p.br, shared>>>(params, j, outer.inner_begin);
-    }
-  } else {
-    Check(cudaFuncSetAttribute(Flash2RowProbe, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                               static_cast<int>(shared)),
-          "raising the shared-memory limit");
-    Flash2RowProbe<<<p.tr(), p.br, shared>>>(params);
-  }
-  Check(cudaGetLastError(), "launching the instrumented kernel");
-  Check(cudaEventRecord(stop), "recording an event");
-  Check(cudaEventSynchronize(stop), "running the instrumented kernel");
-  Check(cudaEventElapsedTime(&result.kernel_ms, start, stop), "reading the timer");
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
+  Check(cudaFuncSetAttribute(kv ? reinterpret_cast<const void*>(Flash1TileIteration)
+                                : reinterpret_cast<const void*>(Flash2RowProbe),
+                             cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared)),
+        "raising the shared-memory limit");
+  const Schedule schedule(p);  // the model's own table of active (i, j) pairs
+  result.kernel_ms = probe::TimeKernels(
+      [&] {
+        if (!kv) {
+          Flash2RowProbe<<<p.tr(), p.br, shared>>>(params);
+          return;
+        }
+        Flash1Init<<<std::min<std::size_t>((nd + 255) / 256, 1024), 256>>>(o.get(), l.get(), m.get(), p.n, p.d);
+        for (int j = 0; j < p.tc(); ++j) {
+          const Schedule::Outer& outer = schedule.outer(j);
+          const int tiles = outer.inner_end - outer.inner_begin;
+          if (tiles > 0) Flash1TileIteration<<<tiles, p.br, shared>>>(params, j, outer.inner_begin);
+        }
+      },
+      "running the instrumented kernel");
 
-  auto download = [](const DeviceBuffer& from, std::size_t floats, std::vector<float>& to, const char* what) {
-    to.resize(floats);
-    Check(cudaMemcpy(to.data(), from.get(), floats * sizeof(float), cudaMemcpyDeviceToHost), what);
-  };
-  download(m_after, stats, result.m_after, "reading the debug buffer");
-  download(l_after, stats, result.l_after, "reading the debug buffer");
-  download(o_row_after, static_cast<std::size_t>(p.tc()) * p.d, result.o_row_after, "reading the debug buffer");
-  download(o, nd, result.o, "reading O");
+  Download(m_after, stats, result.m_after, "reading the debug buffer");
+  Download(l_after, stats, result.l_after, "reading the debug buffer");
+  Download(o_row_after, static_cast<std::size_t>(p.tc()) * p.d, result.o_row_after, "reading the debug buffer");
+  Download(o, nd, result.o, "reading O");
   return result;
 }
 

@@ -12,7 +12,7 @@
 namespace flashviz {
 namespace {
 
-GuiOptions LiveViewOptions(const char* order, bool causal) {
+GuiOptions LiveViewOptions(const char* order, bool causal, const char* pass = "forward") {
   GuiOptions o;
   o.problem.n = 200;
   o.problem.d = 32;
@@ -20,6 +20,7 @@ GuiOptions LiveViewOptions(const char* order, bool causal) {
   o.problem.bc = 48;
   o.problem.order = order;
   o.problem.causal = causal;
+  o.problem.pass = pass;
   o.problem.seed = 3;
   o.problem_given = true;
   o.panel = "gpu";
@@ -49,6 +50,28 @@ TEST(LiveGpuView, HeadlessFrameDrawsTheKernelsAndTheCrossCheckAgrees) {
       std::set<ImU32> colours(frame.image.pixels.begin(), frame.image.pixels.end());
       EXPECT_GT(colours.size(), 400u);
     }
+  }
+}
+
+// The backward pass: the instrumented flash2_bwd's dK_j, dV_j agree with the model's, and flash2_bwd's dQ, its error,
+// dK and dV are drawn.
+TEST(LiveGpuView, TheBackwardPassRunsItsKernelsAndItsCrossCheckAgrees) {
+  if (const std::string why = cuda::CudaDeviceUnavailableReason(); !why.empty()) GTEST_SKIP() << why;
+  for (bool causal : {false, true}) {
+    GuiOptions options = LiveViewOptions("kv", causal, "backward");
+    options.step = 300;  // inside a tile pair of the second K/V tile, so the table has rows
+    OffscreenFrame frame;
+    try {
+      frame = RenderOffscreenFrame(options, GlBackend::kAuto);
+    } catch (const InputError& e) {
+      if (std::string(e.what()).starts_with("no offscreen OpenGL context")) GTEST_SKIP() << e.what();
+      FAIL() << e.what();
+    }
+    SCOPED_TRACE(std::string("backward") + (causal ? ", causal" : "") + ", " + frame.renderer);
+    EXPECT_NE(frame.live_gpu.find("flash2_bwd (instrumented): agrees with the model"), std::string::npos)
+        << frame.live_gpu;
+    std::set<ImU32> colours(frame.image.pixels.begin(), frame.image.pixels.end());
+    EXPECT_GT(colours.size(), 400u);
   }
 }
 
