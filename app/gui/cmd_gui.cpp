@@ -12,8 +12,9 @@
 namespace flashviz {
 namespace {
 
-constexpr const char* kProblemOptionNames[] = {"--n",     "--d",      "--br",   "--bc",    "--sram", "--order",
-                                               "--scale", "--causal", "--seed", "--input", "--batch"};
+constexpr const char* kProblemOptionNames[] = {"--n",      "--d",    "--br",    "--bc",    "--sram",
+                                               "--order",  "--pass", "--scale", "--causal", "--seed",
+                                               "--input",  "--batch", "--dout"};
 
 }  // namespace
 

@@ -106,7 +106,7 @@ TEST(BenchmarkPanel, DrawsManyFramesWithoutAGpuOrData) {
 // Without a GPU and from any working directory, the panel starts with the measurements that ship inside the
 // binary (its default paths used to be relative to the repository root, so it only worked started there).
 TEST(BenchmarkPanel, StartsWithTheShippedMeasurementsFromAnyDirectory) {
-  ASSERT_EQ(EmbeddedSampleResults().size(), 3u);
+  ASSERT_EQ(EmbeddedSampleResults().size(), 5u);
   for (const EmbeddedFile& file : EmbeddedSampleResults())
     EXPECT_GE(cuda::ParseBenchCsv(file.text, std::string(file.name)).size(), 3u) << file.name;
   const std::filesystem::path before = std::filesystem::current_path();
@@ -123,6 +123,31 @@ TEST(BenchmarkPanel, StartsWithTheShippedMeasurementsFromAnyDirectory) {
   std::filesystem::current_path(before);
   EXPECT_NE(BenchmarkState(ui).message.find("shipped"), std::string::npos) << BenchmarkState(ui).message;
   EXPECT_GT(CurrentBenchmarkProgress().measured, 0u);
+}
+
+// The backward pass: the switch lists the backward registry and puts its shipped measurements on the plot (ours:
+// flash2_bwd_mma at d = 64; PyTorch's backward on each backend), and switching back restores the forward ones.
+TEST(BenchmarkPanel, TheBackwardSwitchShowsTheBackwardMeasurements) {
+  testing::HeadlessImGui imgui(ImVec2(1280, 720));
+  Model model;
+  UiState ui;
+  const auto frame = [&] {
+    ImGui::NewFrame();
+    ImGui::SetNextWindowSize(ImVec2(1200, 700));
+    ImGui::Begin("benchmark");
+    DrawBenchmarkPanel(model, ui);
+    ImGui::End();
+    ImGui::Render();
+  };
+  frame();
+  const std::size_t forward_rows = CurrentBenchmarkProgress().measured;
+  BenchmarkState(ui).backward = true;
+  frame();
+  EXPECT_NE(BenchmarkState(ui).message.find("h100-backward"), std::string::npos) << BenchmarkState(ui).message;
+  EXPECT_EQ(CurrentBenchmarkProgress().measured, 3u);  // flash2_bwd_mma at N = 1024, 4096, 16384, d = 64
+  BenchmarkState(ui).backward = false;
+  frame();
+  EXPECT_EQ(CurrentBenchmarkProgress().measured, forward_rows);
 }
 
 TEST(BenchmarkPanel, ASweepRunsInTheBackgroundWhileFramesGoOn) {

@@ -19,12 +19,14 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <thread>
 #include <vector>
 
 #include "kernels/common/files.h"
 #include "kernels/common/format.h"
 #include "kernels/cpu/problem.h"
+#include "kernels/cuda/backward/backward_registry.h"
 #include "kernels/cuda/bench_results.h"
 #include "kernels/cuda/registry.h"
 #include "viz/bench_plot.h"
@@ -35,6 +37,7 @@
 #include "viz/theme.h"
 #include "viz/widgets.h"
 #ifdef FLASHVIZ_HAVE_CUDA
+#include "kernels/cuda/backward/backward_harness.h"
 #include "kernels/cuda/harness.h"
 #endif
 
@@ -42,7 +45,13 @@ namespace flashviz {
 namespace {
 
 constexpr const char* kDTypeNames[] = {"fp32", "fp16", "bf16"};
-constexpr const char* kProgression[] = {"naive", "tiled", "flash1", "flash2_row", "flash2_warp", "flash2_wmma", "math"};
+constexpr const char* kProgression[] = {"naive",      "tiled",     "flash1",         "flash2_row", "flash2_warp",
+                                        "flash2_wmma", "math",      "naive_bwd",      "flash2_bwd", "flash2_bwd_mma"};
+
+// The pass's registry: the forward progression or the backward one.
+std::span<const cuda::VariantInfo> CatalogueOf(bool backward) {
+  return backward ? cuda::BackwardCatalogue() : cuda::Catalogue();
+}
 
 // ---------------------------------------------------------------------------------------------------------
 // [SECTION] the sweep on a background thread
@@ -72,8 +81,9 @@ class BenchmarkRunner {
   bool running() const { return running_; }
   void Cancel() { cancel_ = true; }
 
-  // Starts `points` on the background thread; the rows measured before are replaced.
-  void Start(std::vector<cuda::SweepPoint> points, cuda::SweepSpec spec) {
+  // Starts `points` (of the backward registry when `backward`) on the background thread; the rows measured before
+  // are replaced.
+  void Start(std::vector<cuda::SweepPoint> points, cuda::SweepSpec spec, bool backward) {
     if (running_) return;
     if (thread_.joinable()) thread_.join();
     {
@@ -85,7 +95,7 @@ class BenchmarkRunner {
     }
     cancel_ = false;
     running_ = true;
-    thread_ = std::thread([this, points = std::move(points), spec] { Run(points, spec); });
+    thread_ = std::thread([this, points = std::move(points), spec, backward] { Run(points, spec, backward); });
   }
 
   struct Snapshot {
@@ -107,7 +117,8 @@ class BenchmarkRunner {
   }
 
  private:
-  void Run([[maybe_unused]] const std::vector<cuda::SweepPoint>& points, [[maybe_unused]] const cuda::SweepSpec& spec) {
+  void Run([[maybe_unused]] const std::vector<cuda::SweepPoint>& points, [[maybe_unused]] const cuda::SweepSpec& spec,
+           [[maybe_unused]] bool backward) {
 #ifdef FLASHVIZ_HAVE_CUDA
     const std::string gpu = cuda::DeviceName();
     for (std::size_t index = 0; index < points.size() && !cancel_; ++index) {
@@ -119,8 +130,10 @@ class BenchmarkRunner {
       cuda::MeasureOptions options;
       options.repeats = spec.repeats;
       options.warmup = spec.warmup;
-      options.seed = spec.seed + index;
-      const cuda::Measurement m = cuda::MeasureVariant(*point.variant, point.shape, spec.dtype, options);
+      // The backward harness keeps one N's float64 reference for the variants after it: one seed per N.
+      options.seed = backward ? spec.seed + static_cast<std::uint64_t>(point.shape.n) : spec.seed + index;
+      const cuda::Measurement m = backward ? cuda::MeasureBackward(*point.variant, point.shape, spec.dtype, options)
+                                           : cuda::MeasureVariant(*point.variant, point.shape, spec.dtype, options);
       cuda::BenchRow row = cuda::ToBenchRow(point, spec.dtype, m, gpu);
       std::lock_guard<std::mutex> lock(mutex_);
       ours_.push_back(std::move(row));
@@ -156,7 +169,7 @@ bool KernelSelected(const BenchmarkPanelState& s, const char* id) {
 
 cuda::SweepSpec SpecFrom(const BenchmarkPanelState& s) {
   cuda::SweepSpec spec;
-  for (const cuda::VariantInfo& v : cuda::Catalogue())
+  for (const cuda::VariantInfo& v : CatalogueOf(s.backward))
     if (KernelSelected(s, v.id)) spec.kernels.push_back(v.id);
   for (int e = s.n_min_log2; e <= s.n_max_log2; ++e) spec.n_values.push_back(1 << e);
   spec.d = s.d;
@@ -182,23 +195,37 @@ std::vector<cuda::BenchRow> PeersLike(const std::vector<cuda::BenchRow>& ours, c
   return like;
 }
 
-// The measurements that ship inside flashviz, named as docs/results names them.
-constexpr const char* kSampleRun = "docs/results/2026-11-21-h200";
+// The measurements that ship inside flashviz, named as docs/results names them: ours (and a second file of ours
+// beside it), PyTorch's, and the d and mask shown (one of each, so the plot stays readable).
+struct ShippedSample {
+  const char* run;
+  const char* gpu;
+  const char* ours;
+  const char* ours_extra;  // "" when none
+  const char* peers;
+  int d;
+  bool causal;
+};
+constexpr ShippedSample kForwardSample{"docs/results/2026-11-21-h200", "H200", "fp32_d64.csv", "fp32_d64_naive.csv",
+                                       "peers.csv", 64, false};
+constexpr ShippedSample kBackwardSample{"docs/results/2026-11-25-h100-backward-mma", "H100", "bwd_fp16.csv", "",
+                                        "bwd_peers_fp16.csv", 64, false};
+const ShippedSample& SampleOf(bool backward) { return backward ? kBackwardSample : kForwardSample; }
 
-std::vector<cuda::BenchRow> LoadCsv(const std::string& path, std::string& message, const char* sample_file) {
+// `path`, or (empty) the shipped sample's file `file` (and `extra`), rows of the sample's d and mask only.
+std::vector<cuda::BenchRow> LoadCsv(const std::string& path, std::string& message, const ShippedSample& sample,
+                                    const char* file_name, const char* extra = "") {
   try {
-    if (path.empty()) {  // the shipped sample: ours are the fp32, d = 64 sweep with naive's run beside it
-      const std::string stem = std::string(sample_file).substr(0, std::string(sample_file).size() - 4);
+    if (path.empty()) {
       std::vector<cuda::BenchRow> rows;
       for (const EmbeddedFile& file : EmbeddedSampleResults())
-        if (file.name == sample_file || file.name == stem + "_naive.csv") {
-          std::vector<cuda::BenchRow> part =
-              cuda::ParseBenchCsv(file.text, std::string(kSampleRun) + "/" + std::string(file.name));
-          rows.insert(rows.end(), part.begin(), part.end());
+        if (file.name == file_name || (*extra && file.name == extra)) {
+          for (cuda::BenchRow& row : cuda::ParseBenchCsv(file.text, std::string(sample.run) + "/" + std::string(file.name)))
+            if (row.d == sample.d && row.causal == sample.causal) rows.push_back(std::move(row));
         }
-      message = rows.empty() ? std::string("no shipped sample ") + sample_file
-                             : Sprintf("loaded %zu rows from %s/%s (H200, shipped with flashviz)", rows.size(),
-                                       kSampleRun, sample_file);
+      message = rows.empty() ? std::string("no shipped sample ") + file_name
+                             : Sprintf("loaded %zu rows from %s/%s (%s, shipped with flashviz)", rows.size(),
+                                       sample.run, file_name, sample.gpu);
       return rows;
     }
     std::vector<cuda::BenchRow> rows = cuda::ReadBenchCsv(path);
@@ -216,12 +243,25 @@ std::vector<cuda::BenchRow> LoadCsv(const std::string& path, std::string& messag
 
 void DrawControls(BenchmarkPanelState& s, bool can_run, bool running) {
   const float fs = ImGui::GetFontSize();
+  ImGui::BeginDisabled(running);
+  int pass = s.backward ? 1 : 0;
+  ImGui::RadioButton("forward", &pass, 0);
+  ImGui::SameLine();
+  ImGui::RadioButton("backward", &pass, 1);
+  s.backward = pass == 1;
+  ImGui::EndDisabled();
+  ImGui::SameLine();
+  HelpMarker("Which progression to time: the forward kernels (kernels/cuda/registry_rows.inc) or the backward ones "
+             "(kernels/cuda/backward/backward_rows.inc: dQ, dK, dV from dO, with O and L from a forward pass that is "
+             "not timed). Backward TFLOP/s count 2.5× the forward FLOPs, 10·B·H·N²·d (halved causal), as the "
+             "FlashAttention papers do.");
+  ImGui::SameLine();
   ImGui::TextUnformatted("Kernels");
   ImGui::SameLine();
-  HelpMarker("The registry (kernels/cuda/registry_rows.inc), in the order of the progression. A kernel that cannot run "
-             "the chosen dtype or d gives a \"not applicable\" row with the reason, never a silent gap.");
+  HelpMarker("The registry, in the order of the progression. A kernel that cannot run the chosen dtype or d gives a "
+             "\"not applicable\" row with the reason, never a silent gap.");
   const ImGuiStyle& style = ImGui::GetStyle();
-  for (const cuda::VariantInfo& v : cuda::Catalogue()) {
+  for (const cuda::VariantInfo& v : CatalogueOf(s.backward)) {
     bool on = KernelSelected(s, v.id);
     ImGui::SameLine();
     // Onto the next line when the box and its name do not fit (in presentation mode they ran off the panel).
@@ -282,33 +322,44 @@ void DrawFiles(BenchmarkPanelState& s, const std::vector<cuda::BenchRow>& ours,
                const std::vector<cuda::BenchRow>& peers, const BenchPlotOptions& plot_options) {
   const float fs = ImGui::GetFontSize();
   const float field = std::max(12 * fs, ImGui::GetContentRegionAvail().x * 0.25f);
+  const ShippedSample& sample = SampleOf(s.backward);
   const auto load_ours = [&] {
-    std::vector<cuda::BenchRow> rows = LoadCsv(s.results_path, s.message, "fp32_d64.csv");
+    std::vector<cuda::BenchRow> rows = LoadCsv(s.results_path, s.message, sample, sample.ours, sample.ours_extra);
     std::vector<cuda::BenchRow> mine;
     for (cuda::BenchRow& row : rows)
       if (row.kernel.rfind("torch_", 0) != 0) mine.push_back(std::move(row));
     if (!mine.empty() || s.message.rfind("loaded", 0) == 0) Runner().SetOurs(std::move(mine));
   };
   const auto load_peers = [&] {
-    std::vector<cuda::BenchRow> rows = LoadCsv(s.peers_path, s.message, "peers.csv");
+    std::vector<cuda::BenchRow> rows = LoadCsv(s.peers_path, s.message, sample, sample.peers);
     if (s.message.rfind("loaded", 0) == 0) Runner().SetPeers(std::move(rows));
   };
-  // Without a sweep of its own the plot starts with the measurements that ship with flashviz.
-  if (!s.samples_loaded) {
+  // Without a sweep of its own the plot starts with the measurements that ship with flashviz, the pass's own.
+  const bool switched = s.samples_loaded && s.samples_backward != s.backward;
+  if (!s.samples_loaded || switched) {
     s.samples_loaded = true;
-    if (ours.empty() && peers.empty() && s.results_path.empty() && s.peers_path.empty()) {
+    s.samples_backward = s.backward;
+    if (switched || (ours.empty() && peers.empty() && s.results_path.empty() && s.peers_path.empty())) {
+      s.results_path.clear();
+      s.peers_path.clear();
+      Runner().SetOurs({});
       load_ours();
       load_peers();
-      s.message = "the shipped measurements: docs/results/2026-11-21-h200 (H200), fp32 d = 64 and PyTorch's "
-                  "backends; load CSVs of your own, or run a sweep";
+      s.message = s.backward ? "the shipped measurements: docs/results/2026-11-25-h100-backward-mma (H100), "
+                               "flash2_bwd_mma fp16 d = 64 and PyTorch's backward on each backend; load CSVs of "
+                               "your own, or run a sweep"
+                             : "the shipped measurements: docs/results/2026-11-21-h200 (H200), fp32 d = 64 and "
+                               "PyTorch's backends; load CSVs of your own, or run a sweep";
     }
   }
-  const std::string hint = std::string(kSampleRun) + "/… (shipped)";
+  const std::string hint = std::string(sample.run) + "/… (shipped)";
   ImGui::SetNextItemWidth(field);
   ImGui::InputTextWithHint("##results", hint.c_str(), &s.results_path);
   if (ImGui::IsItemHovered())
-    MathTooltip("A CSV of flashviz bench; empty: the fp32, d = 64 sweep of docs/results/2026-11-21-h200 (an H200), "
-                "which ships inside flashviz");
+    MathTooltip(s.backward ? "A CSV of flashviz bench --pass backward; empty: the fp16, d = 64 sweep of "
+                             "docs/results/2026-11-25-h100-backward-mma (an H100), which ships inside flashviz"
+                           : "A CSV of flashviz bench; empty: the fp32, d = 64 sweep of docs/results/2026-11-21-h200 "
+                             "(an H200), which ships inside flashviz");
   ImGui::SameLine();
   if (FilePickerButton("results-picker", &s.results_path, ".csv", "Choose a CSV of flashviz bench")) load_ours();
   ImGui::SameLine();
@@ -321,8 +372,10 @@ void DrawFiles(BenchmarkPanelState& s, const std::vector<cuda::BenchRow>& ours,
   ImGui::SetNextItemWidth(field);
   ImGui::InputTextWithHint("##peers", hint.c_str(), &s.peers_path);
   if (ImGui::IsItemHovered())
-    MathTooltip("A CSV of scripts/peers.py (PyTorch's backends); empty: the one of docs/results/2026-11-21-h200, "
-                "which ships inside flashviz");
+    MathTooltip(s.backward ? "A CSV of scripts/peers.py --pass backward (PyTorch's backward on each backend); "
+                             "empty: the one of docs/results/2026-11-25-h100-backward-mma, which ships inside flashviz"
+                           : "A CSV of scripts/peers.py (PyTorch's backends); empty: the one of "
+                             "docs/results/2026-11-21-h200, which ships inside flashviz");
   ImGui::SameLine();
   if (FilePickerButton("peers-picker", &s.peers_path, ".csv", "Choose a CSV of scripts/peers.py")) load_peers();
   ImGui::SameLine();
@@ -367,23 +420,25 @@ void DrawFiles(BenchmarkPanelState& s, const std::vector<cuda::BenchRow>& ours,
 // [SECTION] the speedup table
 // ---------------------------------------------------------------------------------------------------------
 
-// naive's median over each kernel's, per N (same d): how far each step has come. naive runs fp32, so half-type
-// rows are compared with naive's fp32 at the same shape.
-void DrawSpeedupTable(const std::vector<cuda::BenchRow>& rows) {
+// naive's (naive_bwd's) median over each kernel's, per N (same d): how far each step has come. naive runs fp32,
+// so half-type rows are compared with naive's fp32 at the same shape.
+void DrawSpeedupTable(const std::vector<cuda::BenchRow>& rows, bool backward) {
+  const std::string baseline = backward ? "naive_bwd" : "naive";
   std::map<std::pair<int, int>, double> naive_ms;  // (d, N)
   std::vector<int> ns;
   std::vector<std::string> kernels;
   for (const cuda::BenchRow& r : rows) {
     if (!r.Ok()) continue;
-    if (r.kernel == "naive" && r.dtype == "fp32") naive_ms[{r.d, r.n}] = r.ms_median;
+    if (r.kernel == baseline && r.dtype == "fp32") naive_ms[{r.d, r.n}] = r.ms_median;
     if (std::find(ns.begin(), ns.end(), r.n) == ns.end()) ns.push_back(r.n);
     const std::string label = r.kernel + " " + r.dtype;
     if (std::find(kernels.begin(), kernels.end(), label) == kernels.end()) kernels.push_back(label);
   }
   std::sort(ns.begin(), ns.end());
-  SectionTitle("Speedup versus naive", "naive's median time over each kernel's at the same N and d (naive runs fp32).");
+  SectionTitle(("Speedup versus " + baseline).c_str(),
+               (baseline + "'s median time over each kernel's at the same N and d (it runs fp32).").c_str());
   if (naive_ms.empty() || ns.empty()) {
-    ImGui::TextDisabled("include naive in a sweep (or a loaded CSV) to see speedups");
+    ImGui::TextDisabled("include %s in a sweep (or a loaded CSV) to see speedups", baseline.c_str());
     return;
   }
   if (!ImGui::BeginTable("##speedup", static_cast<int>(ns.size()) + 1,
@@ -428,8 +483,12 @@ BenchmarkProgress CurrentBenchmarkProgress() {
   return progress;
 }
 
-void DrawBenchmarkPanel(const Model& /*model*/, UiState& ui) {
+void DrawBenchmarkPanel(const Model& model, UiState& ui) {
   BenchmarkPanelState& s = BenchmarkState(ui);
+  if (!s.pass_set) {  // opened while stepping through the backward pass: its kernels
+    s.pass_set = true;
+    s.backward = model.has_problem() && model.problem().backward();
+  }
   const Palette& pal = GetPalette();
   const std::optional<std::string>& unavailable = RunUnavailableReason();
   BenchmarkRunner& runner = Runner();
@@ -440,7 +499,7 @@ void DrawBenchmarkPanel(const Model& /*model*/, UiState& ui) {
     } else if (!runner.running()) {
       try {
         const cuda::SweepSpec spec = SpecFrom(s);
-        runner.Start(cuda::SweepPoints(spec), spec);
+        runner.Start(s.backward ? cuda::BackwardSweepPoints(spec) : cuda::SweepPoints(spec), spec, s.backward);
         s.message = cuda::DescribeSweep(spec, spec.kernels.size() * spec.n_values.size());
       } catch (const std::exception& e) {
         s.message = e.what();
@@ -464,7 +523,8 @@ void DrawBenchmarkPanel(const Model& /*model*/, UiState& ui) {
   }
   BenchPlotOptions plot_options;
   plot_options.tflops = s.y_tflops;
-  plot_options.title = s.y_tflops ? "TFLOP/s against N" : "Runtime against N (log-log)";
+  plot_options.title = std::string(s.backward ? "Backward pass: " : "") +
+                       (s.y_tflops ? "TFLOP/s against N" : "Runtime against N (log-log)");
   DrawFiles(s, snap.ours, snap.peers, plot_options);
   if (!s.message.empty()) {
     ImGui::PushTextWrapPos(0);
@@ -485,7 +545,7 @@ void DrawBenchmarkPanel(const Model& /*model*/, UiState& ui) {
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   Plot("##benchmark", ImVec2(avail.x, std::max(10 * ImGui::GetFontSize(), avail.y - table_h)),
        BenchPlotSpec(plotted, plot_options));
-  DrawSpeedupTable(snap.ours);
+  DrawSpeedupTable(snap.ours, s.backward);
 }
 
 }  // namespace flashviz

@@ -12,6 +12,8 @@
 namespace flashviz {
 
 struct BenchmarkPanelState {
+  bool backward = false;  // which registry the sweep runs: the forward progression, or the backward one
+  bool pass_set = false;  // `backward` was set: until then the panel takes the pass being stepped through
   std::map<std::string, bool, std::less<>> kernels;  // by registry id; absent: on for the progression's steps
   int dtype = 0;                  // 0 fp32, 1 fp16, 2 bf16
   int d = 64;
@@ -23,10 +25,12 @@ struct BenchmarkPanelState {
   bool y_tflops = false;          // plot TFLOP/s instead of ms
   bool show_peers = true;
   // CSVs to load: ours (flashviz bench) and PyTorch's backends (scripts/peers.py). Empty: the measurements that
-  // ship inside flashviz (docs/results/2026-11-21-h200, an H200), so the plot works from any directory.
+  // ship inside flashviz (forward: docs/results/2026-11-21-h200, an H200; backward:
+  // docs/results/2026-11-25-h100-backward-mma, an H100), so the plot works from any directory.
   std::string peers_path;
   std::string results_path;
   bool samples_loaded = false;  // the shipped measurements were put on the plot once, at the first frame
+  bool samples_backward = false;  // which pass's shipped measurements are on it (switching the pass reloads them)
   std::string export_csv_path = "flashviz-bench.csv";
   std::string export_png_path = "flashviz-bench.png";
   std::string message;            // the last load/export result, one line

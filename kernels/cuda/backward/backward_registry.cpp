@@ -106,7 +106,7 @@ double MmaBackwardAtomicHbmBytes(const AttentionShape& shape, DType dtype) {
   // writes dQ in the input dtype.
   const double accumulator_once =
       static_cast<double>(shape.Heads()) * HeadElements(shape) * (4.0 + 4.0 + static_cast<double>(DTypeBytes(dtype)));
-  return FusedBackwardBytes(shape, dtype, backward_tiles::MmaBr(shape.d), backward_tiles::kMmaBc, 8.0) +
+  return FusedBackwardBytes(shape, dtype, backward_tiles::MmaBr(shape.d), backward_tiles::MmaBc(shape.d), 8.0) +
          accumulator_once;
 }
 
@@ -123,7 +123,7 @@ double MmaBackwardDqPassHbmBytes(const AttentionShape& shape, DType dtype) {
   const double dq_pass =
       static_cast<double>(shape.Heads()) *
       (3.0 * HeadElements(shape) * element + 2.0 * shape.n * 4.0 + key_visits * 2.0 * shape.d * element);
-  return FusedBackwardBytes(shape, dtype, backward_tiles::MmaBr(shape.d), backward_tiles::kMmaBc, 0.0) + dq_pass;
+  return FusedBackwardBytes(shape, dtype, backward_tiles::MmaBr(shape.d), backward_tiles::MmaBc(shape.d), 0.0) + dq_pass;
 }
 
 double MmaBackwardHbmBytes(const AttentionShape& shape, DType dtype) {

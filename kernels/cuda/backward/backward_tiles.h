@@ -20,7 +20,6 @@ inline constexpr int MmaKeyTiles(int d) {
 inline constexpr int MmaBc(int d) {  // B_c keys per block: 128 (d = 64), 64 (d = 128)
   return 16 * kMmaWarps * MmaKeyTiles(d);
 }
-inline constexpr int kMmaBc = MmaBc(128);  // the byte models' B_c (backward_registry.cpp), exact at d = 128
 // B_r = 32 query rows per inner step at both d: Sᵀ and dPᵀ of the warp's keys × B_r take 64 registers at d = 64
 // (two key tiles) and 32 at d = 128, beside dK_j and dV_j's 128.
 inline constexpr int MmaBr(int /*d*/) {
