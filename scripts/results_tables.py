@@ -22,6 +22,7 @@ CAUSAL_RUN = "docs/results/2026-11-21-h200-check"
 ABLATION_RUN = "docs/results/mma-run3-2026-11-21"
 CPU_RUN = "docs/results/2026-11-25-cpu"
 GPU_CHECK_RUN = "docs/results/2026-11-25-h100-check"
+BACKWARD_RUN = "docs/results/2026-11-25-h100-backward"
 
 
 def rows(path):
@@ -320,6 +321,38 @@ def live_gpu():
     return out
 
 
+def backward():
+    """The backward pass: each of our rows beside every PyTorch backend's on the same (dtype, d, mask, N), TFLOP/s
+    (10·B·H·N²·d, halved causal) with ours/theirs; _atomic and _dqpass rows are flash2_bwd_mma's other dQ strategy."""
+    all_rows = [r for path in sorted(glob.glob(os.path.join(ROOT, BACKWARD_RUN, "bwd_*.csv"))) for r in rows(path)]
+    key = lambda r: (r["dtype"], int(r["d"]), int(r["causal"]), int(r["N"]))
+    peers = {}
+    for r in all_rows:
+        if r["kernel"].startswith("torch_"):
+            peers.setdefault(key(r), {})[r["kernel"]] = r
+    names = [("torch_flash_bwd", "FLASH"), ("torch_cudnn_bwd", "CUDNN"), ("torch_efficient_bwd", "EFFICIENT"),
+             ("torch_math_bwd", "MATH")]
+    out = ["| kernel | dtype | d | causal | N | TFLOP/s | " + " | ".join(label for _, label in names) + " |",
+           "|---|---|---|---|---|---|" + "---|" * len(names)]
+    ours = [r for r in all_rows if not r["kernel"].startswith("torch_")]
+    for r in sorted(ours, key=lambda r: (r["dtype"] != "fp16", key(r), r["kernel"])):
+        ok = r["status"] == "ok"
+        cells = []
+        for name, _ in names:
+            p = peers.get(key(r), {}).get(name)
+            if p is None:
+                cells.append("–")
+            elif p["status"] != "ok":
+                cells.append("n/a")
+            else:
+                theirs = float(p["tflops"])
+                cells.append(f"{theirs:.1f} ({float(r['tflops']) / theirs:.2f}×)" if ok else f"{theirs:.1f}")
+        mine = f"{float(r['tflops']):.1f}" if ok else r["status"].replace("|", "\\|")
+        out.append(f"| {r['kernel']} | {r['dtype']} | {r['d']} | {'yes' if r['causal'] == '1' else 'no'} | {r['N']} | "
+                   f"{mine} | " + " | ".join(cells) + " |")
+    return out
+
+
 TABLES = {"hw4-kernels": ("README.md", hw4_kernels, HW4_RUN),
           "hw4-end-to-end": ("README.md", hw4_end_to_end, HW4_RUN),
           "flagships": ("kernels/README.md", flagships, MMA_RUN),
@@ -333,7 +366,8 @@ TABLES = {"hw4-kernels": ("README.md", hw4_kernels, HW4_RUN),
           "live-gpu": ("README.md", live_gpu, GPU_CHECK_RUN),
           "build-time": ("kernels/README.md", build_time, CPU_RUN),
           "record": ("README.md", record, CPU_RUN),
-          "rounding": ("README.md", rounding, CPU_RUN)}
+          "rounding": ("README.md", rounding, CPU_RUN),
+          "backward": ("kernels/README.md", backward, BACKWARD_RUN)}
 
 
 def main():
