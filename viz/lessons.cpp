@@ -24,7 +24,9 @@ const std::map<std::string, LessonQuantity, std::less<>> kQuantities = {
     {"m_tile", LessonQuantity::kTileMax},   {"l_tile", LessonQuantity::kTileSum},
     {"m", LessonQuantity::kRunningMax},     {"l", LessonQuantity::kRunningSum},
     {"alpha", LessonQuantity::kRescale},    {"O", LessonQuantity::kOutput},
-    {"hbm_bytes", LessonQuantity::kHbmBytes}};
+    {"hbm_bytes", LessonQuantity::kHbmBytes}, {"D", LessonQuantity::kDelta},
+    {"dP", LessonQuantity::kGradP},         {"dS", LessonQuantity::kGradS},
+    {"dQ", LessonQuantity::kGradQ}};
 
 // Field readers that name the lesson and the field in their errors.
 struct Reader {
@@ -74,6 +76,9 @@ ProblemForm ParseForm(const Reader& read, const json& p) {
   if (scale == "none") f.scale_mode = ProblemForm::ScaleMode::kNone;
   else if (scale != "default") read.Fail("\"scale\" must be \"default\" (1/√d) or \"none\"");
   f.causal = read.Bool(p, "causal", false);
+  const auto pass = ParsePass(read.String(p, "pass", "forward"));
+  if (!pass) read.Fail("\"pass\" must be \"forward\" or \"backward\"");
+  f.pass = *pass;
   f.seed = static_cast<std::uint64_t>(read.Integer(p, "seed", 0, 0, INT64_MAX));
   if (const auto error = ProblemRequestError(f.ToRequest())) read.Fail("\"problem\": " + *error);
   return f;
@@ -88,7 +93,8 @@ LessonStop ParseStop(const Reader& read, const json& s, int index) {
   } else {
     const auto phase = ParsePhase(at.String(s, "phase"));
     if (!phase) at.Fail("\"phase\" must be a phase name (init, load_kv, load_q, scores, rowmax, exp, rowsum, "
-                        "update_stats, update_o, write_back, finalize, done)");
+                        "update_stats, update_o, write_back, finalize, done; backward: delta, probs, grad_v, grad_p, "
+                        "grad_s, grad_k, grad_q, write_dk_dv)");
     stop.phase = *phase;
     stop.i = static_cast<int>(at.Integer(s, "i", -1, -1, INT32_MAX));
     stop.j = static_cast<int>(at.Integer(s, "j", -1, -1, INT32_MAX));
@@ -119,14 +125,15 @@ LessonStop ParseStop(const Reader& read, const json& s, int index) {
     const std::string quantity = at.String(q, "quantity");
     const auto it = kQuantities.find(quantity);
     if (it == kQuantities.end()) at.Fail("\"quantity\": \"" + quantity + "\" is not one of S, P, m_tile, l_tile, m, l, "
-                                         "alpha, O, hbm_bytes");
+                                         "alpha, O, hbm_bytes, D, dP, dS, dQ");
     question.quantity = it->second;
     question.row = static_cast<int>(at.Integer(q, "row", -1, -1, INT32_MAX));
     question.col = static_cast<int>(at.Integer(q, "col", -1, -1, INT32_MAX));
     const bool needs_row = question.quantity != LessonQuantity::kHbmBytes;
-    const bool needs_col = question.quantity == LessonQuantity::kScore ||
-                           question.quantity == LessonQuantity::kProbability ||
-                           question.quantity == LessonQuantity::kOutput;
+    const bool needs_col =
+        question.quantity == LessonQuantity::kScore || question.quantity == LessonQuantity::kProbability ||
+        question.quantity == LessonQuantity::kOutput || question.quantity == LessonQuantity::kGradP ||
+        question.quantity == LessonQuantity::kGradS || question.quantity == LessonQuantity::kGradQ;
     if (needs_row && question.row < 0) at.Fail("the question needs a \"row\"");
     if (needs_col && question.col < 0) at.Fail("the question needs a \"col\"");
     stop.question = question;
@@ -233,9 +240,25 @@ LessonAnswer AnswerAt(const Model& model, const LessonQuestion& q) {
     a.value = v[static_cast<std::size_t>(r) * static_cast<std::size_t>(s.cols) + static_cast<std::size_t>(c)];
   };
   const bool kv = model.problem().order == LoopOrder::kKvOuter;
+  const bool backward = model.problem().backward();
+  const BackwardNumerics& g = s.grad;
   switch (q.quantity) {
-    case LessonQuantity::kScore: cell_value(t.s, "S"); break;
-    case LessonQuantity::kProbability: cell_value(t.p, "P~"); break;
+    case LessonQuantity::kScore: cell_value(backward ? g.s : t.s, "S"); break;
+    case LessonQuantity::kProbability: cell_value(backward ? g.p : t.p, backward ? "P" : "P~"); break;
+    case LessonQuantity::kDelta: row_value(g.delta, "D_i"); break;
+    case LessonQuantity::kGradP: cell_value(g.dp, "dP"); break;
+    case LessonQuantity::kGradS: cell_value(g.ds, "dS"); break;
+    case LessonQuantity::kGradQ: {
+      a.name = Sprintf("dQ[%d, %d]", q.row, q.col);
+      const int d = model.problem().d;
+      if (r < 0 || q.col >= d || g.dq.empty()) {
+        a.why = Sprintf("%s is not in the Q tile of this step", a.name.c_str());
+        break;
+      }
+      a.available = true;
+      a.value = g.dq[static_cast<std::size_t>(r) * static_cast<std::size_t>(d) + static_cast<std::size_t>(q.col)];
+      break;
+    }
     case LessonQuantity::kTileMax: row_value(t.m_tile, kv ? "m~_ij" : "rowmax(S_ij)"); break;
     case LessonQuantity::kTileSum: row_value(t.l_tile, kv ? "ℓ~_ij" : "rowsum(P~_ij)"); break;
     case LessonQuantity::kRunningMax: row_value(t.m, "m_i"); break;

@@ -27,6 +27,11 @@ enum class LessonQuantity {
   kRescale,     // α = e^(m_old − m_new) of a row
   kOutput,      // O_i[row, col] on chip after the step (normalized in kv, not yet in q until finalize)
   kHbmBytes,    // bytes moved through HBM so far (reads + writes)
+  // The backward pass (kProbability is then P_ij = exp(S_ij − L_i); kScore the recomputed S_ij):
+  kDelta,       // D_i = rowsum(dO_i ∘ O_i) of a row
+  kGradP,       // dP_ij[row, col]
+  kGradS,       // dS_ij[row, col]
+  kGradQ,       // dQ_i[row, col] as it stands in HBM after the step
 };
 
 struct LessonQuestion {

@@ -18,7 +18,7 @@ namespace {
 
 void Load(Model& model, const ProblemForm& form) {
   const AttentionProblem p = ResolveProblem(form.ToRequest());
-  model.SetProblem(p, std::make_shared<AttentionInputs>(MakeRandomInputs(p.n, p.d, form.seed)), {form.seed, "", 0});
+  model.SetProblem(p, std::make_shared<AttentionInputs>(MakeRandomInputs(p, form.seed)), {form.seed, "", 0});
 }
 
 // The value a question asks for, from a Stepper of its own at `step` (not the Model's cached states).
@@ -35,7 +35,9 @@ double Independent(const AttentionProblem& p, const AttentionInputs& in, std::in
       EXPECT_DOUBLE_EQ(s.tile.s[cell], p.scale * dot);
       return p.scale * dot;
     }
-    case LessonQuantity::kProbability: return s.tile.p[cell];
+    case LessonQuantity::kProbability:
+      if (p.backward()) return s.grad.p[cell];
+      return s.tile.p[cell];
     case LessonQuantity::kTileMax: return s.tile.m_tile[r];
     case LessonQuantity::kTileSum: return s.tile.l_tile[r];
     case LessonQuantity::kRunningMax: return s.tile.m[r];
@@ -43,14 +45,56 @@ double Independent(const AttentionProblem& p, const AttentionInputs& in, std::in
     case LessonQuantity::kRescale: return s.tile.alpha[r];
     case LessonQuantity::kOutput: return s.tile.o[r * static_cast<std::size_t>(p.d) + static_cast<std::size_t>(q.col)];
     case LessonQuantity::kHbmBytes: return static_cast<double>(s.ledger.HbmBytes());
+    // The backward pass, from the definitions: P = exp(S − L) with L over the whole row, dS = P·(dP − D).
+    case LessonQuantity::kDelta:
+    case LessonQuantity::kGradP:
+    case LessonQuantity::kGradS:
+    case LessonQuantity::kGradQ: break;
   }
-  return NAN;
+  const auto dot = [&](const std::vector<float>& a, int ra, const std::vector<float>& b, int rb) {
+    double sum = 0;
+    for (int e = 0; e < p.d; ++e) sum += static_cast<double>(a[ra * p.d + e]) * b[rb * p.d + e];
+    return sum;
+  };
+  const auto lse = [&](int row) {
+    double m = -INFINITY, l = 0;
+    for (int c = 0; c < p.n; ++c)
+      if (!p.Masked(row, c)) m = std::max(m, p.scale * dot(in.q, row, in.k, c));
+    for (int c = 0; c < p.n; ++c)
+      if (!p.Masked(row, c)) l += std::exp(p.scale * dot(in.q, row, in.k, c) - m);
+    return m + std::log(l);
+  };
+  const auto prob = [&](int row, int col) {
+    return p.Masked(row, col) ? 0.0 : std::exp(p.scale * dot(in.q, row, in.k, col) - lse(row));
+  };
+  const auto delta = [&](int row) {
+    double sum = 0;
+    for (int e = 0; e < p.d; ++e) {
+      double o = 0;
+      for (int c = 0; c < p.n; ++c) o += prob(row, c) * in.v[c * p.d + e];
+      sum += in.dout[row * p.d + e] * o;
+    }
+    return sum;
+  };
+  switch (q.quantity) {
+    case LessonQuantity::kDelta: return delta(q.row);
+    case LessonQuantity::kGradP: return dot(in.dout, q.row, in.v, q.col);
+    case LessonQuantity::kGradS: return prob(q.row, q.col) * (dot(in.dout, q.row, in.v, q.col) - delta(q.row));
+    case LessonQuantity::kGradQ: {  // in HBM: the K/V tiles before this one, and this one from grad_q on
+      const int keys = s.col_begin + (s.info.phase == Phase::kGradQ ? s.cols : 0);
+      double sum = 0;
+      for (int c = 0; c < keys; ++c)
+        sum += p.scale * prob(q.row, c) * (dot(in.dout, q.row, in.v, c) - delta(q.row)) * in.k[c * p.d + q.col];
+      return sum;
+    }
+    default: return NAN;
+  }
 }
 
 TEST(Lessons, TheFourLessonsShip) {
   std::set<std::string> ids;
   for (const Lesson& lesson : ShippedLessons()) ids.insert(lesson.id);
-  for (const char* id : {"first-lesson", "tiling-and-traffic", "causal-mask", "vortex-mapping"})
+  for (const char* id : {"first-lesson", "tiling-and-traffic", "causal-mask", "vortex-mapping", "backward-pass"})
     EXPECT_TRUE(ids.count(id)) << id;
   EXPECT_EQ(ShippedLessons().front().id, "first-lesson");
 }
@@ -89,11 +133,31 @@ TEST(Lessons, EveryStopOfEveryShippedLessonWalks) {
       const LessonAnswer answer = AnswerAt(model, *stop.question);
       ASSERT_TRUE(answer.available) << where << ": " << answer.why;
       const double expected = Independent(model.problem(), model.inputs(), *step, *stop.question);
-      EXPECT_DOUBLE_EQ(answer.value, expected) << where << ": " << answer.name;
+      EXPECT_NEAR(answer.value, expected, 1e-12 * std::max(1.0, std::abs(expected))) << where << ": " << answer.name;
       EXPECT_TRUE(AnswerMatches(*stop.question, expected, answer.value)) << where;
     }
   }
-  EXPECT_GE(questions, 8);
+  EXPECT_GE(questions, 10);
+}
+
+// The backward lesson's last stop says that at its B_c the flash backward pass moves more than standard
+// attention's, and that it wins once B_c exceeds (4d + 2)/7 keys: both hold in the model.
+TEST(Lessons, TheBackwardLessonsTrafficClaimHolds) {
+  const Lesson* lesson = FindLesson("backward-pass");
+  ASSERT_NE(lesson, nullptr);
+  const ProblemForm form = FormAtStop(*lesson, static_cast<int>(lesson->stops.size()) - 1);
+  const AttentionProblem p = ResolveProblem(form.ToRequest());
+  ASSERT_TRUE(p.backward());
+  ASSERT_LT(p.bc, (4.0 * p.d + 2) / 7);
+  EXPECT_GT(Stepper(p, nullptr).FinalLedger().HbmBytes(), StandardAttentionBackwardLedger(p.n, p.d).HbmBytes());
+  for (const int n : {256, 1024}) {  // wider K/V tiles turn it around, as the stop says
+    ProblemRequest wide = form.ToRequest();
+    wide.n = n;
+    wide.bc = 4 * p.d;
+    wide.br = 4 * p.d;
+    const AttentionProblem q = ResolveProblem(wide);
+    EXPECT_LT(Stepper(q, nullptr).FinalLedger().HbmBytes(), StandardAttentionBackwardLedger(q.n, q.d).HbmBytes()) << n;
+  }
 }
 
 TEST(Lessons, AnswersAreJudgedToTheShownPrecision) {

@@ -29,7 +29,7 @@ void Wrapped(const char* text) {
 bool ProblemReady(const Model& model, const UiState& ui, const ProblemForm& form) {
   if (!model.has_problem() || !(ui.form == form)) return false;
   const AttentionProblem& p = model.problem();
-  return p.n == form.n && p.d == form.d && p.order == form.order && p.causal == form.causal &&
+  return p.n == form.n && p.d == form.d && p.order == form.order && p.pass == form.pass && p.causal == form.causal &&
          (form.tiles_from_sram || (p.br == form.br && p.bc == form.bc));
 }
 
