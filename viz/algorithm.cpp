@@ -267,8 +267,8 @@ std::string AnnotateBackwardStep(const Model& model, int row) {
       return Sprintf("key %d: dK_j = %s", s.col_begin, list(g.dk, 0, 4, d).c_str());
     case Phase::kGradQ:
       if (g.dq.empty()) break;
-      return Sprintf("row %d: dQ_i = %s (read %s, written %s)", global, list(g.dq, k * static_cast<std::size_t>(d), 4, d).c_str(),
-                     read.c_str(), written.c_str());
+      return Sprintf("row %d: dQ_i = %s (read %s, written %s)", global,
+                     list(g.dq, k * static_cast<std::size_t>(d), 4, d).c_str(), read.c_str(), written.c_str());
     case Phase::kWriteGrads: return "SRAM → HBM this step: " + written;
     case Phase::kDone:
       return "dQ, dK, dV complete: " + HumanBytes(static_cast<double>(model.final_ledger().HbmBytes())) +

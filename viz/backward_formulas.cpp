@@ -28,16 +28,18 @@ std::string Products(const float* a, const double* a64, const float* b, int d) {
   double rest = 0;
   for (int e = 0; e < d; ++e) {
     const double x = a ? static_cast<double>(a[e]) : a64[e];
-    if (e < kShown) text += Sprintf("%s%s×%s", e ? " + " : "", Num(x, 3).c_str(), Num(b[e], 3).c_str());
-    else rest += x * b[e];
+    if (e < kShown)
+      text += Sprintf("%s%s×%s", e ? " + " : "", Num(x, 3).c_str(), Num(b[e], 3).c_str());
+    else
+      rest += x * b[e];
   }
   if (d > kShown) text += Sprintf(" + %s (%d more terms)", Num(rest, 4).c_str(), d - kShown);
   return text;
 }
 
 std::string Pair(const StepState& s) {
-  return Sprintf("tile pair (i = %d, j = %d), step %lld (%s)", s.info.i, s.info.j,
-                 static_cast<long long>(s.info.step), std::string(PhaseName(s.info.phase)).c_str());
+  return Sprintf("tile pair (i = %d, j = %d), step %lld (%s)", s.info.i, s.info.j, static_cast<long long>(s.info.step),
+                 std::string(PhaseName(s.info.phase)).c_str());
 }
 
 bool Cell(const StepState& s, const std::vector<double>& v, int r, int c) {
@@ -98,8 +100,8 @@ Explanation ExplainGradP(const Model& m, int r, int c) {
   x.value = g.dp[static_cast<std::size_t>(r) * s.cols + c];
   x.title = Sprintf("dP_ij[%d, %d] = %s", r, c, Num(x.value, 5).c_str());
   x.lines.push_back(Sprintf("dP[%d, %d] = Σₑ dO[%d, e]·V[%d, e]", row, col, row, col));
-  x.lines.push_back("= " + Products(Row(m.inputs().dout, row, p.d), nullptr, Row(m.inputs().v, col, p.d), p.d) +
-                    " = " + Num(x.value, 5));
+  x.lines.push_back("= " + Products(Row(m.inputs().dout, row, p.d), nullptr, Row(m.inputs().v, col, p.d), p.d) + " = " +
+                    Num(x.value, 5));
   x.lines.push_back(Pair(s));
   return x;
 }
@@ -135,9 +137,10 @@ Explanation ExplainDelta(const Model& m, int r) {
   x.lines.push_back(Sprintf("D[%d] = Σₑ dO[%d, e]·O[%d, e]", row, row, row));
   const ForwardSaved* saved = m.stepper().saved();
   if (saved)
-    x.lines.push_back("= " + Products(nullptr, saved->o.data() + static_cast<std::size_t>(row) * p.d,
-                                      Row(m.inputs().dout, row, p.d), p.d) +
-                      "   (O × dO)");
+    x.lines.push_back(
+        "= " +
+        Products(nullptr, saved->o.data() + static_cast<std::size_t>(row) * p.d, Row(m.inputs().dout, row, p.d), p.d) +
+        "   (O × dO)");
   x.lines.push_back(s.info.phase == Phase::kDelta ? "computed by the preprocessing pass and written to HBM"
                                                   : "read from HBM at load_q (the preprocessing pass computed it)");
   return x;
@@ -174,15 +177,16 @@ Explanation ExplainGradKv(const Model& m, char which, int c, int e) {
   x.value = now[at];
   x.title = Sprintf("%s[%d, %d] = d%c[%d, %d] so far = %s", name, c, e, which, col, e, Num(x.value, 5).c_str());
   if (which == 'K')
-    x.lines.push_back(Sprintf("dK[%d, %d] = scale · Σ_rows dS[row, %d]·Q[row, %d] over the Q tiles so far", col, e,
-                              col, e));
+    x.lines.push_back(
+        Sprintf("dK[%d, %d] = scale · Σ_rows dS[row, %d]·Q[row, %d] over the Q tiles so far", col, e, col, e));
   else
     x.lines.push_back(Sprintf("dV[%d, %d] = Σ_rows P[row, %d]·dO[row, %d] over the Q tiles so far", col, e, col, e));
   if (before.size() == now.size() && s.info.i >= 0)
     x.lines.push_back(Sprintf("= %s (before Q tile i = %d) + %s (this tile)", Num(before[at], 5).c_str(), s.info.i,
                               Num(now[at] - before[at], 5).c_str()));
   if (s.info.phase == Phase::kWriteGrads && m.reference() && !m.reference()->dk.empty()) {
-    const double exact = (which == 'K' ? m.reference()->dk : m.reference()->dv)[static_cast<std::size_t>(col) * p.d + e];
+    const double exact =
+        (which == 'K' ? m.reference()->dk : m.reference()->dv)[static_cast<std::size_t>(col) * p.d + e];
     x.lines.push_back(Sprintf("complete; exact (float64 reference): %s", Num(exact, 5).c_str()));
   }
   return x;

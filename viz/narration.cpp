@@ -55,8 +55,9 @@ std::string NarrateBackward(const Model& model) {
       return "grad_p: dP_ij = dO_i V_jᵀ, the gradient of every probability of the tile, in a second B_r × B_c "
              "buffer on chip.";
     case Phase::kGradS:
-      return "grad_s: dS_ij = P_ij ∘ (dP_ij − D_i), the softmax's gradient, in place of dP_ij. D_i = rowsum(dO_i ∘ O_i) "
-             "stands in for rowsum(P_i ∘ dP_i) over the whole row, which no single tile could compute.";
+      return "grad_s: dS_ij = P_ij ∘ (dP_ij − D_i), the softmax's gradient, in place of dP_ij. "
+             "D_i = rowsum(dO_i ∘ O_i) stands in for rowsum(P_i ∘ dP_i) over the whole row, which no single tile "
+             "could compute.";
     case Phase::kGradK:
       return Sprintf("grad_k: dK_j += scale·dS_ijᵀ Q_i (scale %s), on chip with dV_j.",
                      Sprintf("%.4g", p.scale).c_str());

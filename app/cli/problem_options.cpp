@@ -98,14 +98,15 @@ std::vector<float> ReadUpstreamGradient(const std::string& path, int n, int d, i
   const InputFile file(path);
   const std::int64_t head_bytes = std::int64_t{n} * d * 4;
   std::int64_t offset = 0;
-  if (file.size() == head_bytes * batches && batches > 1) offset = head_bytes * batch;
+  if (file.size() == head_bytes * batches && batches > 1)
+    offset = head_bytes * batch;
   else if (file.size() != head_bytes)
-    throw InputError(Sprintf("--dout %s: %lld bytes, but dO of N = %d, d = %d is %lld bytes of float32 (N·d values)%s",
-                             path.c_str(), static_cast<long long>(file.size()), n, d,
-                             static_cast<long long>(head_bytes),
-                             batches > 1 ? Sprintf(", or %lld for all %d batches", static_cast<long long>(head_bytes * batches),
-                                                   batches).c_str()
-                                         : ""));
+    throw InputError(Sprintf(
+        "--dout %s: %lld bytes, but dO of N = %d, d = %d is %lld bytes of float32 (N·d values)%s", path.c_str(),
+        static_cast<long long>(file.size()), n, d, static_cast<long long>(head_bytes),
+        batches > 1
+            ? Sprintf(", or %lld for all %d batches", static_cast<long long>(head_bytes * batches), batches).c_str()
+            : ""));
   std::vector<float> dout(static_cast<std::size_t>(n) * d);
   file.ReadAt(dout.data(), dout.size() * sizeof(float), offset);
   for (std::size_t at = 0; at < dout.size(); ++at)

@@ -361,7 +361,8 @@ void LiveGpuController::RunBackward(Model& model, const LiveGpuRequest& request,
   auto q = Upload(in.q), k = Upload(in.k), v = Upload(in.v), o = Upload(o32), dout = Upload(in.dout),
        lse = Upload(lse32);
   DeviceBuffer dq(nd * sizeof(float)), dk(nd * sizeof(float)), dv(nd * sizeof(float));
-  const std::size_t workspace_bytes = variant->workspace_bytes ? variant->workspace_bytes(shape, cuda::DType::kFp32) : 0;
+  const std::size_t workspace_bytes =
+      variant->workspace_bytes ? variant->workspace_bytes(shape, cuda::DType::kFp32) : 0;
   DeviceBuffer workspace(workspace_bytes);
   cuda::BackwardArgs args;
   args.shape = shape;

@@ -30,7 +30,10 @@ class BackwardExecutor final : public ScheduleWalk {
  public:
   BackwardExecutor(const Schedule& schedule, const AttentionInputs* inputs, const ForwardSaved* saved,
                    BackwardFocus focus)
-      : schedule_(schedule), p_(schedule.problem()), in_(inputs && saved ? inputs : nullptr), saved_(saved),
+      : schedule_(schedule),
+        p_(schedule.problem()),
+        in_(inputs && saved ? inputs : nullptr),
+        saved_(saved),
         focus_(in_ ? focus : BackwardFocus{}) {
     if (!in_) return;
     const std::size_t nd = static_cast<std::size_t>(p_.n) * p_.d;
@@ -111,8 +114,9 @@ class BackwardExecutor final : public ScheduleWalk {
  private:
   bool ComputesQ(int i) const { return in_ && (focus_.all || i == focus_.i); }
   bool ComputesKv(int j) const { return in_ && (focus_.all || j == focus_.j); }
-  bool InDqImage(int i) const { return in_ && p_.RowBegin(i) >= dq_row_begin_ &&
-                                       p_.RowBegin(i) + p_.RowsInTile(i) <= dq_row_begin_ + dq_rows_; }
+  bool InDqImage(int i) const {
+    return in_ && p_.RowBegin(i) >= dq_row_begin_ && p_.RowBegin(i) + p_.RowsInTile(i) <= dq_row_begin_ + dq_rows_;
+  }
   const float* Row(const std::vector<float>& m, int row) const {
     return m.data() + static_cast<std::size_t>(row) * p_.d;
   }
@@ -133,8 +137,8 @@ class BackwardExecutor final : public ScheduleWalk {
   // dQ_i's rows as they stand in HBM (the image), for the views.
   void ShowDq(int i) {
     if (!InDqImage(i)) return grad_.dq.clear();
-    const auto begin = dq_hbm_.begin() + static_cast<std::ptrdiff_t>(
-                                             static_cast<std::size_t>(p_.RowBegin(i) - dq_row_begin_) * p_.d);
+    const auto begin =
+        dq_hbm_.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(p_.RowBegin(i) - dq_row_begin_) * p_.d);
     grad_.dq.assign(begin, begin + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(rows_) * p_.d));
   }
 
@@ -155,7 +159,8 @@ class BackwardExecutor final : public ScheduleWalk {
       for (int row = 0; row < rows_; ++row) {
         const float* dout = Row(in_->dout, row_begin_ + row);
         double sum = 0.0;
-        for (int e = 0; e < d; ++e) sum += static_cast<double>(dout[e]) * grad_.o[static_cast<std::size_t>(row * d + e)];
+        for (int e = 0; e < d; ++e)
+          sum += static_cast<double>(dout[e]) * grad_.o[static_cast<std::size_t>(row * d + e)];
         grad_.delta[static_cast<std::size_t>(row)] = sum;
       }
     }

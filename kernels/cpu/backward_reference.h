@@ -9,8 +9,8 @@
 namespace flashviz {
 
 struct ReferenceGradients {
-  std::vector<double> o;    // N × d, the forward output
-  std::vector<double> lse;  // N, L = m + log ℓ (−∞ for a row with every key masked)
+  std::vector<double> o;           // N × d, the forward output
+  std::vector<double> lse;         // N, L = m + log ℓ (−∞ for a row with every key masked)
   std::vector<double> dq, dk, dv;  // N × d each
 };
 

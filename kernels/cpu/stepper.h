@@ -1,7 +1,8 @@
 // The stepper: the tiled FlashAttention forward pass and FlashAttention-2's backward pass, phase by phase, as the
-// single source of truth for every view of them (docs/design.md, principle 1). It keeps no per-step or N² state: the state after any step is
-// rebuilt by replaying the schedule with arithmetic only for the Q tile that step works on, and the
-// ledger is counted by the same replay (count-only for every other tile).
+// single source of truth for every view of them (docs/design.md, principle 1). It keeps no per-step or N² state:
+// the state after any step is rebuilt by replaying the schedule with arithmetic only for the tiles that step works
+// on (the forward pass's Q tile; the backward pass's Q and K/V tiles), and the ledger is counted by the same replay
+// (count-only for every other tile).
 #pragma once
 
 #include <cstdint>

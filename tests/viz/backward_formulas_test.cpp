@@ -119,8 +119,7 @@ TEST_P(BackwardFormulas, EveryHoverValueMatchesTheDefinitions) {
           ExpectValue(ExplainBackwardScore(model, r, col_local), oracle.S(row, col), "S " + cell);
         if (phase >= Phase::kProbs && phase != Phase::kDone)
           ExpectValue(ExplainBackwardProbability(model, r, col_local), oracle.P(row, col), "P " + cell);
-        if (phase == Phase::kGradP)
-          ExpectValue(ExplainGradP(model, r, col_local), oracle.Dp(row, col), "dP " + cell);
+        if (phase == Phase::kGradP) ExpectValue(ExplainGradP(model, r, col_local), oracle.Dp(row, col), "dP " + cell);
         if (phase == Phase::kGradS || phase == Phase::kGradK || phase == Phase::kGradQ)
           ExpectValue(ExplainGradS(model, r, col_local), oracle.Ds(row, col), "dS " + cell);
       }

@@ -81,7 +81,8 @@ void DrawHbmColumns(const Model& m, UiState& ui, const ScreenRect& area, Hovered
   const float label_h = ImGui::GetFrameHeight();
   constexpr int kColumns = 7;
   const float gap = std::floor(8.0f * ui.appearance.ui_scale);
-  const float col_w = std::floor(std::min((area.width() - gap * (kColumns - 1)) / kColumns, 90.0f * ui.appearance.ui_scale));
+  const float col_w =
+      std::floor(std::min((area.width() - gap * (kColumns - 1)) / kColumns, 90.0f * ui.appearance.ui_scale));
   const float h = area.height() - 2 * label_h;
   if (col_w < 6 || h < 20) return;
   const AttentionInputs& in = m.inputs();
@@ -116,21 +117,23 @@ void DrawHbmColumns(const Model& m, UiState& ui, const ScreenRect& area, Hovered
   };
   const std::uint64_t step_key = m.step_version() * 2 + (ref ? 1 : 0);
   std::vector<Column> columns = {
-      {"Q", "Q (N × d), read once per K/V tile at load_q (Q_i).", true, input(in.q),
-       ColorScale::Symmetric(input_max), "bwd-Q", m.problem_version()},
+      {"Q", "Q (N × d), read once per K/V tile at load_q (Q_i).", true, input(in.q), ColorScale::Symmetric(input_max),
+       "bwd-Q", m.problem_version()},
       {"dO", "dO (N × d), the upstream gradient: read by the delta step and once per K/V tile at load_q (dO_i).", true,
        input(in.dout), ColorScale::Symmetric(dout_max), "bwd-dO", m.problem_version()},
-      {"dQ", "dQ (N × d) as it stands in HBM after this step: zero at init, every K/V tile adds scale·dS_ij K_j to "
-             "the rows of the Q tiles it meets (grad_q reads, adds and writes back: atomicAdd on a GPU).",
+      {"dQ",
+       "dQ (N × d) as it stands in HBM after this step: zero at init, every K/V tile adds scale·dS_ij K_j to "
+       "the rows of the Q tiles it meets (grad_q reads, adds and writes back: atomicAdd on a GPU).",
        true,
        [&](int r, int e) {
          return dq ? dq->values[static_cast<std::size_t>(r) * p.d + e] : std::numeric_limits<double>::quiet_NaN();
        },
-       ColorScale::Symmetric(dq_max), "bwd-dQ", (m.problem_version() << 40) ^ (dq ? static_cast<std::uint64_t>(dq->step) * 2 + 1 : 0)},
-      {"K", "K (N × d), read once, at load_kv of its tile (K_j).", false, input(in.k),
-       ColorScale::Symmetric(input_max), "bwd-K", m.problem_version()},
-      {"V", "V (N × d), read once, at load_kv of its tile (V_j).", false, input(in.v),
-       ColorScale::Symmetric(input_max), "bwd-V", m.problem_version()},
+       ColorScale::Symmetric(dq_max), "bwd-dQ",
+       (m.problem_version() << 40) ^ (dq ? static_cast<std::uint64_t>(dq->step) * 2 + 1 : 0)},
+      {"K", "K (N × d), read once, at load_kv of its tile (K_j).", false, input(in.k), ColorScale::Symmetric(input_max),
+       "bwd-K", m.problem_version()},
+      {"V", "V (N × d), read once, at load_kv of its tile (V_j).", false, input(in.v), ColorScale::Symmetric(input_max),
+       "bwd-V", m.problem_version()},
       {"dK", "dK (N × d) in HBM: written once per K/V tile, at write_dk_dv (blank until then).", false,
        written(final_dk), ColorScale::Symmetric(dk_max), "bwd-dK", step_key},
       {"dV", "dV (N × d) in HBM: written once per K/V tile, at write_dk_dv (blank until then).", false,
@@ -148,10 +151,10 @@ void DrawHbmColumns(const Model& m, UiState& ui, const ScreenRect& area, Hovered
     MathTooltip(c.help);
     ColorScale scale = c.scale;
     scale.masked = pal.pending;  // not in HBM yet
-    DrawImage(dl, CachedTexture(c.key, c.version, [&](RgbaImage& image) {
-                FillMatrixImage(p.n, p.d, c.value, scale, image);
-              }),
-              rect);
+    DrawImage(
+        dl,
+        CachedTexture(c.key, c.version, [&](RgbaImage& image) { FillMatrixImage(p.n, p.d, c.value, scale, image); }),
+        rect);
     const CellGrid grid{rect, p.n, p.d};
     DrawTileLines(dl, grid, c.q_side ? p.br : p.bc, 0, pal.grid);
     const int tile = c.q_side ? s.info.i : s.info.j;
@@ -219,10 +222,11 @@ using RowExplainer = std::function<Explanation(int r)>;
 
 // A rows × cols grid of numbers (when they fit) over their colours, with an optional per-row column beside it.
 // Returns the grid's rectangle.
-ScreenRect DrawNumberGrid(const char* id, UiState& ui, ScreenRect area, int rows, int cols, const std::vector<double>* values,
-                    const ColorScale& scale, const std::vector<double>* row_stat, const char* stat_name,
-                    const CellExplainer& explain, const RowExplainer& explain_row, const char* empty_text,
-                    std::uint64_t version, Hovered& hovered, int row_offset_for_hover) {
+ScreenRect DrawNumberGrid(const char* id, UiState& ui, ScreenRect area, int rows, int cols,
+                          const std::vector<double>* values, const ColorScale& scale,
+                          const std::vector<double>* row_stat, const char* stat_name, const CellExplainer& explain,
+                          const RowExplainer& explain_row, const char* empty_text, std::uint64_t version,
+                          Hovered& hovered, int row_offset_for_hover) {
   const Palette& pal = GetPalette();
   ImDrawList* dl = ImGui::GetWindowDrawList();
   rows = std::max(rows, 1);
@@ -232,8 +236,8 @@ ScreenRect DrawNumberGrid(const char* id, UiState& ui, ScreenRect area, int rows
   const float num_w2 = mono->CalcTextSizeA(mono_size, FLT_MAX, 0, "-0.00").x + 6;
   const float num_w1 = mono->CalcTextSizeA(mono_size, FLT_MAX, 0, "-0.0").x + 4;
   const float stat_share = row_stat ? 1.7f : 0.0f;
-  float cell = std::min(area.width() / (static_cast<float>(cols) + stat_share + 0.3f),
-                        area.height() / static_cast<float>(rows));
+  float cell =
+      std::min(area.width() / (static_cast<float>(cols) + stat_share + 0.3f), area.height() / static_cast<float>(rows));
   cell = std::floor(std::min(cell, 80.0f * ui.appearance.ui_scale));
   if (cell < 1) return {area.min, area.min};
   const ScreenRect grid_rect =
@@ -253,10 +257,14 @@ ScreenRect DrawNumberGrid(const char* id, UiState& ui, ScreenRect area, int rows
   }
   ColorScale with_mask = scale;
   with_mask.masked = pal.masked;
-  DrawImage(dl, CachedTexture(id, version, [&](RgbaImage& image) {
-              FillMatrixImage(rows, cols, [&](int r, int c) { return (*values)[static_cast<std::size_t>(r) * cols + c]; },
-                              with_mask, image);
-            }),
+  DrawImage(dl,
+            CachedTexture(id, version,
+                          [&](RgbaImage& image) {
+                            FillMatrixImage(
+                                rows, cols,
+                                [&](int r, int c) { return (*values)[static_cast<std::size_t>(r) * cols + c]; },
+                                with_mask, image);
+                          }),
             grid_rect);
   if (cell >= 6) DrawTileLines(dl, grid, 1, 1, pal.grid);
   const bool numbers = cell >= num_w1 && cell >= mono_size + 4;
@@ -269,7 +277,8 @@ ScreenRect DrawNumberGrid(const char* id, UiState& ui, ScreenRect area, int rows
         const std::string text = CellNum(v, decimals);
         const ScreenRect cr = grid.Cells(r, c, r + 1, c + 1);
         const ImVec2 size = mono->CalcTextSizeA(mono_size, FLT_MAX, 0, text.c_str());
-        dl->AddText(mono, mono_size, ImVec2(cr.min.x + (cr.width() - size.x) / 2, cr.min.y + (cr.height() - size.y) / 2),
+        dl->AddText(mono, mono_size,
+                    ImVec2(cr.min.x + (cr.width() - size.x) / 2, cr.min.y + (cr.height() - size.y) / 2),
                     ContrastingText(with_mask(v)), text.c_str());
       }
   ScreenRect stat_rect{};
@@ -339,11 +348,11 @@ void DrawBackwardTiles(const Model& m, UiState& ui, const ScreenRect& area, Hove
                "with the saved log-sum-exp L_i (right column): one subtraction and one exp per entry, no running "
                "maximum. P_ij overwrites S_ij in SRAM.");
   const float y1 = ImGui::GetCursorScreenPos().y;
-  const ScreenRect sp_grid = DrawNumberGrid("bwd-SP", ui, Rect(area.min.x, y1, half_w, top_h), rows, cols, show_p ? &g.p : (g.s.empty() ? nullptr : &g.s),
-                 show_p ? ColorScale::Unit() : ColorScale::Symmetric(FiniteAbsMax(g.s)), g.lse.empty() ? nullptr : &g.lse,
-                 "L_i",
-                 [&](int r, int c) { return show_p ? ExplainBackwardProbability(m, r, c) : ExplainBackwardScore(m, r, c); },
-                 [&](int r) { return ExplainLse(m, r); }, none, v * 4 + (show_p ? 1 : 0), hovered, s.row_begin);
+  const ScreenRect sp_grid = DrawNumberGrid(
+      "bwd-SP", ui, Rect(area.min.x, y1, half_w, top_h), rows, cols, show_p ? &g.p : (g.s.empty() ? nullptr : &g.s),
+      show_p ? ColorScale::Unit() : ColorScale::Symmetric(FiniteAbsMax(g.s)), g.lse.empty() ? nullptr : &g.lse, "L_i",
+      [&](int r, int c) { return show_p ? ExplainBackwardProbability(m, r, c) : ExplainBackwardScore(m, r, c); },
+      [&](int r) { return ExplainLse(m, r); }, none, v * 4 + (show_p ? 1 : 0), hovered, s.row_begin);
 
   // The current tile pair carries the cursor, as S_ij does in the forward view.
   if (s.info.i >= 0 && s.info.j >= 0 && sp_grid.width() > 0) {
@@ -365,11 +374,12 @@ void DrawBackwardTiles(const Model& m, UiState& ui, const ScreenRect& area, Hove
                "backward) in its place. D_i = rowsum(dO_i ∘ O_i) (right column, from the preprocessing pass) stands in "
                "for the whole row's rowsum(P ∘ dP).");
   const std::vector<double>* dpds = show_ds ? &g.ds : (g.dp.empty() ? nullptr : &g.dp);
-  DrawNumberGrid("bwd-dPdS", ui, Rect(area.min.x + half_w + gap, y1, half_w, top_h), rows, cols, dpds,
-                 ColorScale::Symmetric(dpds ? FiniteAbsMax(*dpds) : 1.0),
-                 g.delta.empty() || phase == Phase::kDelta ? nullptr : &g.delta, "D_i",
-                 [&](int r, int c) { return show_ds ? ExplainGradS(m, r, c) : ExplainGradP(m, r, c); },
-                 [&](int r) { return ExplainDelta(m, r); }, none, v * 4 + (show_ds ? 3 : 2), hovered, s.row_begin);
+  DrawNumberGrid(
+      "bwd-dPdS", ui, Rect(area.min.x + half_w + gap, y1, half_w, top_h), rows, cols, dpds,
+      ColorScale::Symmetric(dpds ? FiniteAbsMax(*dpds) : 1.0),
+      g.delta.empty() || phase == Phase::kDelta ? nullptr : &g.delta, "D_i",
+      [&](int r, int c) { return show_ds ? ExplainGradS(m, r, c) : ExplainGradP(m, r, c); },
+      [&](int r) { return ExplainDelta(m, r); }, none, v * 4 + (show_ds ? 3 : 2), hovered, s.row_begin);
 
   // dV_j, dK_j on chip and dQ_i (HBM, read-modify-written at grad_q).
   const float y2 = y1 + top_h + ImGui::GetTextLineHeight() * 2;
@@ -393,17 +403,20 @@ void DrawBackwardTiles(const Model& m, UiState& ui, const ScreenRect& area, Hove
            "(or a separate pass computes dQ).");
   const float y3 = ImGui::GetCursorScreenPos().y;
   const bool kv_live = s.info.j >= 0 && !g.dv.empty() && phase != Phase::kDone;
-  DrawNumberGrid("bwd-dV", ui, Rect(area.min.x, y3, third_w, grid_h), cols, p.d, kv_live ? &g.dv : nullptr,
-                 ColorScale::Symmetric(kv_live ? FiniteAbsMax(g.dv) : 1.0), nullptr, "",
-                 [&](int c, int e) { return ExplainGradKv(m, 'V', c, e); }, nullptr, kv_none, v * 4, hovered, -1);
-  DrawNumberGrid("bwd-dK", ui, Rect(area.min.x + third_w + gap, y3, third_w, grid_h), cols, p.d,
-                 kv_live ? &g.dk : nullptr, ColorScale::Symmetric(kv_live ? FiniteAbsMax(g.dk) : 1.0), nullptr, "",
-                 [&](int c, int e) { return ExplainGradKv(m, 'K', c, e); }, nullptr, kv_none, v * 4, hovered, -1);
+  DrawNumberGrid(
+      "bwd-dV", ui, Rect(area.min.x, y3, third_w, grid_h), cols, p.d, kv_live ? &g.dv : nullptr,
+      ColorScale::Symmetric(kv_live ? FiniteAbsMax(g.dv) : 1.0), nullptr, "",
+      [&](int c, int e) { return ExplainGradKv(m, 'V', c, e); }, nullptr, kv_none, v * 4, hovered, -1);
+  DrawNumberGrid(
+      "bwd-dK", ui, Rect(area.min.x + third_w + gap, y3, third_w, grid_h), cols, p.d, kv_live ? &g.dk : nullptr,
+      ColorScale::Symmetric(kv_live ? FiniteAbsMax(g.dk) : 1.0), nullptr, "",
+      [&](int c, int e) { return ExplainGradKv(m, 'K', c, e); }, nullptr, kv_none, v * 4, hovered, -1);
   const bool dq_live = s.info.i >= 0 && s.info.j >= 0 && !g.dq.empty();
-  const ScreenRect dq_grid = DrawNumberGrid("bwd-dQ", ui, Rect(area.min.x + 2 * (third_w + gap), y3, third_w, grid_h), rows, p.d,
-                 dq_live ? &g.dq : nullptr, ColorScale::Symmetric(dq_live ? FiniteAbsMax(g.dq) : 1.0), nullptr, "",
-                 [&](int r, int e) { return ExplainGradQ(m, r, e); }, nullptr,
-                 s.info.i < 0 ? "no Q tile at this step" : "not on chip", v * 4, hovered, s.row_begin);
+  const ScreenRect dq_grid = DrawNumberGrid(
+      "bwd-dQ", ui, Rect(area.min.x + 2 * (third_w + gap), y3, third_w, grid_h), rows, p.d, dq_live ? &g.dq : nullptr,
+      ColorScale::Symmetric(dq_live ? FiniteAbsMax(g.dq) : 1.0), nullptr, "",
+      [&](int r, int e) { return ExplainGradQ(m, r, e); }, nullptr,
+      s.info.i < 0 ? "no Q tile at this step" : "not on chip", v * 4, hovered, s.row_begin);
   if (phase == Phase::kGradQ && dq_live) {
     // The read-modify-write, drawn: HBM → SRAM, +, SRAM → HBM.
     const Palette& pal = GetPalette();
@@ -411,8 +424,9 @@ void DrawBackwardTiles(const Model& m, UiState& ui, const ScreenRect& area, Hove
     ImGui::SetCursorScreenPos(ImVec2(x, dq_grid.max.y + 4));
     ImGui::PushTextWrapPos(x + third_w);
     MathTextColored(pal.warn, "⇄ read, add, write back");
-    MathTooltip("grad_q reads dQ_i from HBM, adds scale·dS_ij K_j on chip and writes it back: on a GPU an atomicAdd, "
-                "since the blocks of other K/V tiles add into the same rows at the same time.");
+    MathTooltip(
+        "grad_q reads dQ_i from HBM, adds scale·dS_ij K_j on chip and writes it back: on a GPU an atomicAdd, "
+        "since the blocks of other K/V tiles add into the same rows at the same time.");
     ImGui::PopTextWrapPos();
   }
 }
@@ -438,10 +452,9 @@ void DrawBackwardStepPanel(const Model& model, UiState& ui) {
   const float left_w = stacked ? avail.x : std::floor(std::clamp(columns_w, avail.x * 0.22f, avail.x * 0.32f));
   const float left_h = stacked ? std::floor(avail.y * 0.38f) : avail.y;
   const ScreenRect left{origin, ImVec2(origin.x + left_w, origin.y + left_h)};
-  const ScreenRect right = stacked ? ScreenRect{ImVec2(origin.x, origin.y + left_h + gap),
-                                                ImVec2(origin.x + avail.x, origin.y + avail.y)}
-                                   : ScreenRect{ImVec2(origin.x + left_w + gap, origin.y),
-                                                ImVec2(origin.x + avail.x, origin.y + avail.y)};
+  const ScreenRect right =
+      stacked ? ScreenRect{ImVec2(origin.x, origin.y + left_h + gap), ImVec2(origin.x + avail.x, origin.y + avail.y)}
+              : ScreenRect{ImVec2(origin.x + left_w + gap, origin.y), ImVec2(origin.x + avail.x, origin.y + avail.y)};
   Hovered hovered;
   DrawHbmColumns(model, ui, left, hovered);
   DrawBackwardTiles(model, ui, right, hovered);

@@ -220,7 +220,8 @@ std::vector<cuda::BenchRow> LoadCsv(const std::string& path, std::string& messag
       std::vector<cuda::BenchRow> rows;
       for (const EmbeddedFile& file : EmbeddedSampleResults())
         if (file.name == file_name || (*extra && file.name == extra)) {
-          for (cuda::BenchRow& row : cuda::ParseBenchCsv(file.text, std::string(sample.run) + "/" + std::string(file.name)))
+          for (cuda::BenchRow& row :
+               cuda::ParseBenchCsv(file.text, std::string(sample.run) + "/" + std::string(file.name)))
             if (row.d == sample.d && row.causal == sample.causal) rows.push_back(std::move(row));
         }
       message = rows.empty() ? std::string("no shipped sample ") + file_name

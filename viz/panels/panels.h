@@ -8,8 +8,9 @@ namespace flashviz {
 
 void DrawPlaybackPanel(const Model& model, UiState& ui);    // playback_panel.cpp
 void DrawProblemPanel(const Model& model, UiState& ui);     // problem_panel.cpp
-void DrawStepPanel(const Model& model, UiState& ui);
-void DrawBackwardStepPanel(const Model& model, UiState& ui);  // backward_step_panel.cpp: DrawStepPanel's, backward        // step_panel.cpp: Q, Kᵀ, S, Vᵀ, O and the tile
+void DrawStepPanel(const Model& model, UiState& ui);        // step_panel.cpp: Q, Kᵀ, S, Vᵀ, O and the tile
+// backward_step_panel.cpp: DrawStepPanel's view of the backward pass (the HBM columns, the tiles on chip)
+void DrawBackwardStepPanel(const Model& model, UiState& ui);
 void DrawTrafficPanel(const Model& model, UiState& ui);     // traffic_panel.cpp
 void DrawStatisticsPanel(const Model& model, UiState& ui);  // statistics_panel.cpp: m_i, ℓ_i, α
 void DrawOutputPanel(const Model& model, UiState& ui);      // output_panel.cpp: O_i against the reference

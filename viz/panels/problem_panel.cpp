@@ -190,7 +190,8 @@ void DrawProblemPanel(const Model& model, UiState& ui) {
   if (model.has_problem()) {
     const AttentionProblem& p = model.problem();
     ImGui::PushTextWrapPos(0);
-    const std::string order = p.backward() ? std::string("backward pass") : std::string(LoopOrderName(p.order)) + " order";
+    const std::string order =
+        p.backward() ? std::string("backward pass") : std::string(LoopOrderName(p.order)) + " order";
     MathTextColored(GetPalette().dim,
                     Sprintf("B_r = %d, B_c = %d, T_r × T_c = %d × %d, %s, scale %.4g%s, %lld steps", p.br, p.bc,
                             p.tr(), p.tc(), order.c_str(), p.scale, p.causal ? ", causal" : "",

@@ -123,7 +123,8 @@ double MmaBackwardDqPassHbmBytes(const AttentionShape& shape, DType dtype) {
   const double dq_pass =
       static_cast<double>(shape.Heads()) *
       (3.0 * HeadElements(shape) * element + 2.0 * shape.n * 4.0 + key_visits * 2.0 * shape.d * element);
-  return FusedBackwardBytes(shape, dtype, backward_tiles::MmaBr(shape.d), backward_tiles::MmaBc(shape.d), 0.0) + dq_pass;
+  return FusedBackwardBytes(shape, dtype, backward_tiles::MmaBr(shape.d), backward_tiles::MmaBc(shape.d), 0.0) +
+         dq_pass;
 }
 
 double MmaBackwardHbmBytes(const AttentionShape& shape, DType dtype) {

@@ -54,7 +54,8 @@ __global__ void DeltaKernel(BackwardParams p) {
   const int row = blockIdx.x * blockDim.x + threadIdx.x;
   if (row >= p.n) return;
   float sum = 0.0f;
-  for (int e = 0; e < p.d; ++e) sum = fmaf(p.dout[static_cast<size_t>(row) * p.d + e], p.o[static_cast<size_t>(row) * p.d + e], sum);
+  for (int e = 0; e < p.d; ++e)
+    sum = fmaf(p.dout[static_cast<size_t>(row) * p.d + e], p.o[static_cast<size_t>(row) * p.d + e], sum);
   p.delta[row] = sum;
 }
 
@@ -63,10 +64,10 @@ __global__ void BackwardTileKernel(BackwardParams p) {
   extern __shared__ float shared[];
   const int j = blockIdx.x;
   const int col0 = j * p.bc, cols = min(p.bc, p.n - col0);
-  float* dk = shared;                     // B_c × d
-  float* dv = dk + p.bc * p.d;            // B_c × d
-  float* prob = dv + p.bc * p.d;          // B_r × B_c
-  float* ds = prob + p.br * p.bc;         // B_r × B_c
+  float* dk = shared;              // B_c × d
+  float* dv = dk + p.bc * p.d;     // B_c × d
+  float* prob = dv + p.bc * p.d;   // B_r × B_c
+  float* ds = prob + p.br * p.bc;  // B_r × B_c
   for (int at = threadIdx.x; at < cols * p.d; at += blockDim.x) dk[at] = dv[at] = 0.0f;
   __syncthreads();
   // The Q tiles that meet K/V tile j: all of them, or (causal) those whose last row reaches its first key.
@@ -135,8 +136,10 @@ std::size_t RecordFloats(const AttentionProblem& p) {
 std::string BackwardProbeNotApplicable(const AttentionProblem& p) {
   const std::size_t shared = SharedBytes(p);
   if (shared > kMaxSharedBytes)
-    return Sprintf("the tiles need %zu KB of shared memory (dK_j, dV_j, P_ij, dS_ij), more than the %zu KB a block "
-                   "can have", shared / 1024, kMaxSharedBytes / 1024);
+    return Sprintf(
+        "the tiles need %zu KB of shared memory (dK_j, dV_j, P_ij, dS_ij), more than the %zu KB a block "
+        "can have",
+        shared / 1024, kMaxSharedBytes / 1024);
   if (RecordFloats(p) > kMaxRecordFloats)
     return Sprintf("recording dK_j and dV_j after each of the %lld tile iterations takes %s: larger tiles, please",
                    static_cast<long long>(p.tr()) * p.tc(),
@@ -156,7 +159,8 @@ BackwardProbeResult RunBackwardProbe(const AttentionProblem& p, const AttentionI
   const std::size_t nd = static_cast<std::size_t>(p.n) * p.d, record = RecordFloats(p);
   const std::vector<float> o32(saved.o.begin(), saved.o.end()), lse32(saved.lse.begin(), saved.lse.end());
   DeviceBuffer q = Upload(in.q, "uploading Q"), k = Upload(in.k, "uploading K"), v = Upload(in.v, "uploading V");
-  DeviceBuffer dout = Upload(in.dout, "uploading dO"), o = Upload(o32, "uploading O"), lse = Upload(lse32, "uploading L");
+  DeviceBuffer dout = Upload(in.dout, "uploading dO"), o = Upload(o32, "uploading O"),
+               lse = Upload(lse32, "uploading L");
   DeviceBuffer delta = Allocate(p.n, "allocating D"), dq = Allocate(nd, "allocating dQ");
   DeviceBuffer dk = Allocate(nd, "allocating dK"), dv = Allocate(nd, "allocating dV");
   DeviceBuffer dk_after = Allocate(record, "allocating the debug buffer");
@@ -165,9 +169,10 @@ BackwardProbeResult RunBackwardProbe(const AttentionProblem& p, const AttentionI
   // NaN everywhere a pair is skipped or a key lies past N: 0xFF bytes are a NaN pattern.
   Check(cudaMemset(dk_after.get(), 0xFF, record * sizeof(float)), "clearing the debug buffer");
   Check(cudaMemset(dv_after.get(), 0xFF, record * sizeof(float)), "clearing the debug buffer");
-  const BackwardParams params{q.get(),     k.get(),        v.get(),        o.get(),  dout.get(), lse.get(),
-                              delta.get(), dq.get(),       dk.get(),       dv.get(), dk_after.get(),
-                              dv_after.get(), p.n, p.d, p.br, p.bc, p.tr(), static_cast<float>(p.scale), p.causal};
+  const BackwardParams params{q.get(),     k.get(),  v.get(),  o.get(),  dout.get(),     lse.get(),
+                              delta.get(), dq.get(), dk.get(), dv.get(), dk_after.get(), dv_after.get(),
+                              p.n,         p.d,      p.br,     p.bc,     p.tr(),         static_cast<float>(p.scale),
+                              p.causal};
   const std::size_t shared = SharedBytes(p);
   Check(cudaFuncSetAttribute(BackwardTileKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared)),
         "raising the shared-memory limit");
@@ -189,8 +194,8 @@ BackwardProbeResult RunBackwardProbe(const AttentionProblem& p, const AttentionI
 // [SECTION] the cross-check
 // ---------------------------------------------------------------------------------------------------------
 
-double BackwardTileError(const AttentionProblem& p, const BackwardProbeResult& gpu,
-                         const std::vector<double>& mine, bool dk, int i, int j) {
+double BackwardTileError(const AttentionProblem& p, const BackwardProbeResult& gpu, const std::vector<double>& mine,
+                         bool dk, int i, int j) {
   const std::vector<float>& theirs = dk ? gpu.dk_after : gpu.dv_after;
   if (mine.size() != static_cast<std::size_t>(p.ColsInTile(j)) * p.d) return std::numeric_limits<double>::infinity();
   double top = 1.0, error = 0.0;
@@ -245,10 +250,11 @@ BackwardCrossCheck CompareBackwardWithModel(const Stepper& model, const Backward
   }
   if (!(check.max_grad_error <= kBackwardCrossCheckTolerance)) within = false;
   check.agrees = within && check.compared > 0;
-  check.summary = Sprintf("%s: %s the model over %d tile iterations: max |ΔdK_j| = %.3g, max |ΔdV_j| = %.3g, "
-                          "final dQ, dK, dV %.3g (relative to each tile's largest value; tolerance %.0e)",
-                          gpu.kernel.c_str(), check.agrees ? "agrees with" : "DISAGREES with", check.compared,
-                          check.max_dk_error, check.max_dv_error, check.max_grad_error, kBackwardCrossCheckTolerance);
+  check.summary = Sprintf(
+      "%s: %s the model over %d tile iterations: max |ΔdK_j| = %.3g, max |ΔdV_j| = %.3g, "
+      "final dQ, dK, dV %.3g (relative to each tile's largest value; tolerance %.0e)",
+      gpu.kernel.c_str(), check.agrees ? "agrees with" : "DISAGREES with", check.compared, check.max_dk_error,
+      check.max_dv_error, check.max_grad_error, kBackwardCrossCheckTolerance);
   if (!check.agrees && check.worst_i >= 0)
     check.summary += Sprintf("; largest difference at tile i = %d, j = %d", check.worst_i, check.worst_j);
   return check;

@@ -21,9 +21,7 @@ struct BackwardProbeResult {
   std::vector<float> dq, dk, dv;  // the final gradients, N × d each
   float kernel_ms = 0;            // the kernels alone (D, then the K/V tiles), CUDA events
 
-  std::size_t At(int i, int j, int c, int e) const {
-    return ((static_cast<std::size_t>(j) * tr + i) * bc + c) * d + e;
-  }
+  std::size_t At(int i, int j, int c, int e) const { return ((static_cast<std::size_t>(j) * tr + i) * bc + c) * d + e; }
 };
 
 // Runs the instrumented backward kernel on `inputs` (with dO) and the O and L the model's forward pass saved

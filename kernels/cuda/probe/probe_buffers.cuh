@@ -14,8 +14,7 @@
 namespace flashviz::cuda::probe {
 
 inline void Check(cudaError_t status, const char* what) {
-  if (status != cudaSuccess)
-    throw InputError(Sprintf("CUDA error in %s: %s", what, cudaGetErrorString(status)));
+  if (status != cudaSuccess) throw InputError(Sprintf("CUDA error in %s: %s", what, cudaGetErrorString(status)));
 }
 
 struct DeviceFree {

@@ -160,8 +160,8 @@ TEST(Backward, LedgerEqualsTheClosedForms) {
     EXPECT_EQ(ledger[HbmTensor::kDQ], (Traffic{tc * nd, nd + tc * nd}));
     EXPECT_EQ(ledger[HbmTensor::kDK], (Traffic{0, nd}));
     EXPECT_EQ(ledger[HbmTensor::kDV], (Traffic{0, nd}));
-    for (const HbmTensor t : {HbmTensor::kS, HbmTensor::kP, HbmTensor::kDP, HbmTensor::kDS, HbmTensor::kL,
-                              HbmTensor::kM})
+    for (const HbmTensor t :
+         {HbmTensor::kS, HbmTensor::kP, HbmTensor::kDP, HbmTensor::kDS, HbmTensor::kL, HbmTensor::kM})
       EXPECT_EQ(ledger[t], Traffic{}) << HbmTensorName(t);
   }
 }
@@ -217,8 +217,8 @@ TEST(Backward, StateAtEqualsTheFullReplayAtEveryStep) {
       const StepState state = stepper.StateAt(step);
       const BackwardNumerics& a = state.grad;
       const BackwardNumerics& b = full[static_cast<std::size_t>(step)];
-      const std::string where = Describe(c) + " step " + std::to_string(step) + " " +
-                                std::string(PhaseName(state.info.phase));
+      const std::string where =
+          Describe(c) + " step " + std::to_string(step) + " " + std::string(PhaseName(state.info.phase));
       EXPECT_EQ(state.ledger, ledgers[static_cast<std::size_t>(step)]) << where;
       EXPECT_EQ(state.sram_tiles, tiles[static_cast<std::size_t>(step)]) << where;
       EXPECT_EQ(a.s, b.s) << where;

@@ -50,8 +50,8 @@ TEST_F(BackwardProbe, AgreesWithTheModelOnRandomShapes) {
     // The final gradients against the float64 reference as well.
     const ReferenceGradients ref =
         ReferenceBackward(in.q.data(), in.k.data(), in.v.data(), in.dout.data(), n, d, p.scale, causal);
-    for (const auto& [mine, theirs] : {std::pair{&ref.dq, &gpu.dq}, std::pair{&ref.dk, &gpu.dk},
-                                       std::pair{&ref.dv, &gpu.dv}}) {
+    for (const auto& [mine, theirs] :
+         {std::pair{&ref.dq, &gpu.dq}, std::pair{&ref.dk, &gpu.dk}, std::pair{&ref.dv, &gpu.dv}}) {
       double top = 1, error = 0;
       for (std::size_t at = 0; at < mine->size(); ++at) {
         top = std::max(top, std::fabs((*mine)[at]));
