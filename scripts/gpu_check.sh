@@ -11,17 +11,25 @@
 #   OUT_DIR gets summary.txt, the screenshots and everything else in check.tgz. EGL comes from the NVIDIA
 #   driver; where its GL libraries are not installed system-wide, FLASHVIZ_GL_ENV names a script to source first
 #   that points the glvnd loader at them.
-# FLASHVIZ_CHECK_PARTS=backward (for both pack and run) packs and runs only the backward pass's part: its tests,
-# its sweep and PyTorch's backward, for a device run of the backward alone.
+# FLASHVIZ_CHECK_PARTS (for both pack and run) picks the parts, comma-separated: tests (every GPU test binary),
+# trace (trace --gpu, both loop orders and the backward pass), gui (frames and the live tab through EGL), causal
+# (the forward causal sweep), bwd (the backward sweep next to PyTorch's backward); default all of them. `backward`
+# alone means the backward pass's tests and its sweep, for a device run of the backward alone. Two calls of
+# "tests,trace,gui" and "causal,bwd" split the whole check where one device call has too little time.
 # Every step has its own time limit, so one hang cannot eat the run.
 set -uo pipefail
 mode=${1:?pack or run}
-parts=${FLASHVIZ_CHECK_PARTS:-all}
+parts=${FLASHVIZ_CHECK_PARTS:-tests,trace,gui,causal,bwd}
 
 tests=(kernels_cuda_registry_tests kernels_cuda_launch_table_tests kernels_cuda_gpu_tests kernels_cuda_mma_tests
        cuda_probe_tests hw4_kernel_gpu_tests hw4_cli_gpu_tests interop_tests live_view_tests viz_tests app_gui_tests
        kernels_cuda_backward_gpu_tests)
-[ "$parts" = backward ] && tests=(kernels_cuda_backward_gpu_tests)
+if [ "$parts" = backward ]; then
+  tests=(kernels_cuda_backward_gpu_tests)
+  parts=tests,bwd
+fi
+has() { [[ ",$parts," == *",$1,"* ]]; }
+has tests || tests=()
 
 if [ "$mode" = pack ]; then
   build=${2:?build directory} dest=${3:?destination}
@@ -59,7 +67,7 @@ say() { echo "$*" | tee -a "$summary"; }
   echo "binaries built from commit $(cat "$src/commit.txt")"
 } | tee "$summary"
 
-say "== test binaries (gtest)"
+has tests && say "== test binaries (gtest)"
 for t in "${tests[@]}"; do
   timeout 400 "$bin/$t" > "$work/$t.log" 2>&1
   rc=$?
@@ -68,13 +76,17 @@ for t in "${tests[@]}"; do
   grep -E '^\[  FAILED  \] [A-Za-z]' "$work/$t.log" | head -5 | tee -a "$summary"
 done
 
-if [ "$parts" = all ]; then
+if has trace; then
 say "== trace --gpu (the instrumented kernels against the model)"
 for order in kv q; do
   say "$order: $(timeout 60 "$bin/flashviz" trace --gpu --n 1000 --d 64 --sram 49152 --order $order --causal \
     --out "$work/trace-$order.jsonl" 2>&1 | tail -1)"
 done
+say "backward: $(timeout 60 "$bin/flashviz" trace --gpu --pass backward --n 1000 --d 64 --br 64 --bc 64 --causal \
+  --out "$work/trace-backward.jsonl" 2>&1 | tail -1)"
+fi
 
+if has gui; then
 say "== GUI through EGL on the GPU"
 timeout 60 "$bin/flashviz" --n 1024 --d 64 --sram 49152 --step 2000 --width 1920 --height 1080 --gl egl \
   --bench-frames 300 2>&1 | tail -2 | tee -a "$summary"
@@ -87,7 +99,12 @@ printf '%s\n' '{"flashviz_session": 1, "problem": {"n": 512, "d": 64, "tiles": "
   '"order": "q"}, "step": 330, "tab": "gpu", "live_gpu": {"force_host_copy": true}}' > "$work/host-copy.json"
 timeout 90 "$bin/flashviz" --session "$work/host-copy.json" --panel gpu --gl egl --width 1920 --height 1080 \
   --screenshot "$out/live-gpu-host-copy-1920x1080.png" 2>&1 | tail -3 | tee -a "$summary"
+# The backward pass's live tab: the instrumented flash2_bwd against the model, flash2_bwd timed, dQ, dK, dV drawn.
+timeout 90 "$bin/flashviz" --pass backward --n 512 --d 64 --br 64 --bc 64 --causal --step 700 --panel gpu --gl egl \
+  --width 1920 --height 1080 --screenshot "$out/live-gpu-backward-1920x1080.png" 2>&1 | tail -3 | tee -a "$summary"
+fi
 
+if has causal; then
 say "== causal sweep, d = 64 (B·H as docs/peers.md; TFLOP/s count half the FLOPs)"
 f=$bin/flashviz n=1024,2048,4096,8192
 timeout 60 "$f" bench --kernels naive,tiled --n 1024,2048 --d 64 --causal --csv "$work/causal_fp32_naive.csv" \
@@ -108,6 +125,7 @@ fi
 # tensor cores (flash2_bwd_mma as registered, and with its other dQ strategy: rows renamed _atomic or _dqpass)
 # against the four SDPA backends; fp32 (naive_bwd at N = 1024, where its three N² matrices still fit; flash2_bwd)
 # against EFFICIENT and MATH. B·H as docs/peers.md.
+if has bwd; then
 say "== backward pass (TFLOP/s count 10·B·H·N²·d, halved causal)"
 f=$bin/flashviz
 for d in 64 128; do
@@ -154,4 +172,5 @@ for r in sorted((r for r in rows if not r["kernel"].startswith("torch_")), key=l
           + "  ".join(cells) + status)
 PY
 grep -h -E "validation failed|error:" "$work"/bwd_*.log | head -10 | tee -a "$summary"
+fi
 cp "$summary" "$work/"

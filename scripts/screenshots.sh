@@ -22,7 +22,7 @@ shot algorithm-first-lesson-1920x1080 --n 8 --d 4 --br 2 --bc 2 --seed 1 --step 
 shot lesson-first-presentation-1280x720 --present --lesson first-lesson:11
 shot presentation-traffic-1024x768 --present --n 64 --d 8 --br 8 --bc 8 --seed 3 --step 100 --panel traffic \
   --width 1024 --height 768
-shot backward-grad-q-1920x1080 --pass backward --n 32 --d 8 --br 8 --bc 8 --seed 2 --causal --step 81 \
+shot backward-grad-q-1920x1080 --pass backward --n 32 --d 8 --br 8 --bc 8 --seed 2 --causal --step 80 \
   --width 1920 --height 1080
 report=(--n 64 --order q --scale none)  # the Vortex report's problem (the "Vortex report" preset)
 shot vortex-q-rowmax-1280x720 "${report[@]}" --d 8 --br 16 --bc 16 --step 9

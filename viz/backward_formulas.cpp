@@ -210,7 +210,9 @@ Explanation ExplainGradQ(const Model& m, int r, int e) {
                               Num(x.value, 5).c_str()));
     x.lines.push_back("on a GPU other K/V tiles' blocks add into the same row at the same time: atomicAdd");
   } else {
-    x.lines.push_back(Sprintf("in HBM: the sum of scale·dS K over the K/V tiles j' < %d so far", s.info.j));
+    const bool added = s.info.phase == Phase::kGradK;  // this pair's grad_q has run
+    x.lines.push_back(Sprintf("in HBM: the sum of scale·dS K over the K/V tiles j' %s %d so far", added ? "≤" : "<",
+                              s.info.j));
   }
   return x;
 }

@@ -19,7 +19,7 @@ struct FrameReport {
   // Where the step view put its parts (tests check that nothing overlaps).
   bool step_view_drawn = false;
   ScreenRect step_q, step_kt, step_s, step_vt, step_o, step_zoom, step_area;
-  // The backward pass's step view: its seven HBM columns, then its tile grids (S_ij/P_ij, dP_ij/dS_ij, dV_j, dK_j,
+  // The backward pass's step view: its eight HBM columns, then its tile grids (S_ij/P_ij, dP_ij/dS_ij, dV_j, dK_j,
   // dQ_i) as drawn.
   std::vector<ScreenRect> backward_parts;
   // The timeline's step/tile labels and the narration below them (tests check that they do not overlap).

@@ -42,8 +42,8 @@ std::string NarrateBackward(const Model& model) {
                      "gradients of this tile pair need is now on chip.",
                      i, p.tr(), Rows(p, i).c_str(), read.c_str());
     case Phase::kScores:
-      return Sprintf("scores: S_ij = scale·Q_i K_jᵀ is computed again (scale %s), %d × %d on chip: recomputing it "
-                     "is cheaper than storing N × N scores in the forward pass and reading them back.",
+      return Sprintf("scores: S_ij = scale·Q_i K_jᵀ is computed again (scale %s), %d × %d on chip: the recomputation "
+                     "costs FLOPs but saves the N × N matrix P that standard attention stores and reads back.",
                      Sprintf("%.4g", p.scale).c_str(), s.rows, s.cols);
     case Phase::kProbs:
       return "probs: P_ij = exp(S_ij − L_i) in place of S_ij. L_i is the whole row's log-sum-exp, so these are the "

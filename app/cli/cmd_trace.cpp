@@ -39,7 +39,7 @@ struct GpuTraceFields {
 };
 
 #ifdef FLASHVIZ_HAVE_CUDA
-// The backward pass: the instrumented flash2_bwd records dK_j and dV_j after every tile iteration; each grad_q line
+// The backward pass: the instrumented flash2_bwd records dK_j and dV_j after every tile iteration; each grad_k line
 // (the end of a tile iteration) gets their difference from the model's, the done line the verdict.
 GpuTraceFields RunBackwardOnGpu(const Stepper& stepper) {
   const AttentionProblem& p = stepper.problem();
@@ -57,7 +57,7 @@ GpuTraceFields RunBackwardOnGpu(const Stepper& stepper) {
                   {"gpu_max_dv_error", check->max_dv_error},
                   {"gpu_max_grad_error", check->max_grad_error},
                   {"gpu_agrees", check->agrees}};
-    if (info.phase != Phase::kGradQ) return Json(nullptr);
+    if (info.phase != Phase::kGradK) return Json(nullptr);
     return Json{{"gpu_dk_error", cuda::BackwardTileError(p, *result, view.grad().dk, true, info.i, info.j)},
                 {"gpu_dv_error", cuda::BackwardTileError(p, *result, view.grad().dv, false, info.i, info.j)}};
   };

@@ -36,8 +36,10 @@ AttentionProblem ResolveFromOptions(const ProblemRequest& request) {
 void AddProblemOptions(CLI::App& cmd, ProblemOptions& o) {
   cmd.add_option("--n", o.n, "sequence length N (default 64; from the file with --input)");
   cmd.add_option("--d", o.d, "head dimension d (default 8; from the file with --input)");
-  cmd.add_option("--br", o.br, "rows of a Q tile, B_r (default min(B_c, d))");
-  cmd.add_option("--bc", o.bc, "rows of a K/V tile, B_c (default ceil(M / 4d))");
+  cmd.add_option("--br", o.br, "rows of a Q tile, B_r (default min(B_c, d); backward: the B below)");
+  cmd.add_option("--bc", o.bc,
+                 "rows of a K/V tile, B_c (default ceil(M / 4d); backward: the largest B with 7·B·d + 2·B² + 2·B "
+                 "floats in M)");
   cmd.add_option("--sram", o.sram_bytes, "on-chip SRAM size M in bytes (default 16384, a Vortex core's local memory)");
   cmd.add_option("--order", o.order, "loop order: kv (Algorithm 1, K/V outer) or q (FlashAttention-2, Q outer)")
       ->check(CLI::IsMember({"kv", "q"}));

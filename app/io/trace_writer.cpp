@@ -124,9 +124,9 @@ std::string TraceSummary(const AttentionProblem& p, const Ledger& flash, const L
       static_cast<double>(flash.HbmBytes()) / static_cast<double>(std::max<std::int64_t>(1, standard.HbmBytes())));
   text += Sprintf("SRAM peak %lld bytes of M = %lld (%s)\n", static_cast<long long>(flash.sram_peak_bytes),
                   static_cast<long long>(p.sram_bytes),
-                  flash.sram_peak_bytes <= p.sram_bytes
-                      ? "fits"
-                      : "exceeds M: Algorithm 1's sizing leaves out S_ij and the statistics");
+                  flash.sram_peak_bytes <= p.sram_bytes ? "fits"
+                  : p.backward() ? "exceeds M: B_r and B_c were given larger than M holds"
+                                 : "exceeds M: Algorithm 1's sizing leaves out S_ij and the statistics");
   text += Sprintf("SRAM reads by compute %lld bytes, writes %lld bytes\n",
                   static_cast<long long>(flash.sram_read_bytes), static_cast<long long>(flash.sram_write_bytes));
   if (forward) {

@@ -270,22 +270,6 @@ class BackwardExecutor final : public ScheduleWalk {
     }
     if (!Emit(Phase::kGradS, i, j, resident, visit)) return false;
 
-    // dK_j += scale · dS_ijᵀ Q_i.
-    ledger_.ComputeReadsSram(r * c + r * d + c * d);
-    ledger_.ComputeWritesSram(c * d);
-    if (compute) {
-      for (int row = 0; row < rows_; ++row) {
-        const float* q = Row(in_->q, row_begin_ + row);
-        for (int col = 0; col < cols_; ++col) {
-          const double w = p_.scale * grad_.ds[static_cast<std::size_t>(row) * cols_ + col];
-          if (w == 0.0) continue;
-          double* dk = grad_.dk.data() + static_cast<std::size_t>(col) * d;
-          for (int e = 0; e < d; ++e) dk[e] += w * q[e];
-        }
-      }
-    }
-    if (!Emit(Phase::kGradK, i, j, resident, visit)) return false;
-
     // dQ_i += scale · dS_ij K_j: read from HBM, added to on chip, written back (the atomics of a GPU kernel,
     // where the blocks of other K/V tiles add into the same rows).
     ledger_.ReadHbm(HbmTensor::kDQ, r * d);
@@ -305,7 +289,23 @@ class BackwardExecutor final : public ScheduleWalk {
         }
       ShowDq(i);
     }
-    return Emit(Phase::kGradQ, i, j, resident | Bit(SramTile::kDQ), visit);
+    if (!Emit(Phase::kGradQ, i, j, resident | Bit(SramTile::kDQ), visit)) return false;
+
+    // dK_j += scale · dS_ijᵀ Q_i.
+    ledger_.ComputeReadsSram(r * c + r * d + c * d);
+    ledger_.ComputeWritesSram(c * d);
+    if (compute) {
+      for (int row = 0; row < rows_; ++row) {
+        const float* q = Row(in_->q, row_begin_ + row);
+        for (int col = 0; col < cols_; ++col) {
+          const double w = p_.scale * grad_.ds[static_cast<std::size_t>(row) * cols_ + col];
+          if (w == 0.0) continue;
+          double* dk = grad_.dk.data() + static_cast<std::size_t>(col) * d;
+          for (int e = 0; e < d; ++e) dk[e] += w * q[e];
+        }
+      }
+    }
+    return Emit(Phase::kGradK, i, j, resident, visit);
   }
 
   const Schedule& schedule_;

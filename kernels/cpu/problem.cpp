@@ -75,6 +75,15 @@ AttentionProblem ResolveProblem(const ProblemRequest& r) {
   p.scale = r.scale.value_or(DefaultScale(r.d));
   p.sram_bytes = r.sram_bytes.value_or(kDefaultSramBytes);
   const std::int64_t m_floats = p.sram_bytes / 4;                            // M
+  if (r.pass == Pass::kBackward) {
+    // The backward pass holds K_j, V_j, dK_j, dV_j, Q_i, dO_i, dQ_i, L_i, D_i, S_ij/P_ij and dP_ij/dS_ij at once:
+    // 7·B·d + 2·B² + 2·B floats for B_r = B_c = B. The largest B that fits in M (at least one row).
+    std::int64_t b = 1;
+    while (b < kMaxSequenceLength && 7 * (b + 1) * r.d + 2 * (b + 1) * (b + 1) + 2 * (b + 1) <= m_floats) ++b;
+    p.bc = r.bc.value_or(static_cast<int>(b));
+    p.br = r.br.value_or(static_cast<int>(b));
+    return p;
+  }
   const std::int64_t bc_from_sram = (m_floats + 4LL * r.d - 1) / (4LL * r.d);  // ⌈M / 4d⌉
   // A tile may be larger than N (then it is one edge tile of N rows); the cap only keeps indices in int range.
   p.bc = r.bc.value_or(static_cast<int>(std::min<std::int64_t>(bc_from_sram, kMaxSequenceLength)));

@@ -77,8 +77,9 @@ struct AttentionProblem {
 // Why a request cannot be run, or nothing when it can.
 std::optional<std::string> ProblemRequestError(const ProblemRequest& request);
 
-// Resolves the tile sizes as the assignment does: M = BYTES/4 floats, B_c = ⌈M/4d⌉, B_r = min(B_c, d),
-// unless B_r/B_c are given. Throws InputError with the reason when the request is impossible.
+// Resolves the tile sizes as the assignment does: M = BYTES/4 floats, B_c = ⌈M/4d⌉, B_r = min(B_c, d), unless
+// B_r/B_c are given; the backward pass takes B_r = B_c = the largest B whose tiles all fit in M (7·B·d + 2·B² + 2·B
+// floats). Throws InputError with the reason when the request is impossible.
 AttentionProblem ResolveProblem(const ProblemRequest& request);
 
 double DefaultScale(int d);  // 1/√d

@@ -17,8 +17,9 @@ constexpr std::array kKvIteration = {Phase::kLoadQ,  Phase::kScores,      Phase:
 constexpr std::array kQIteration = {Phase::kLoadKv, Phase::kScores, Phase::kRowMax,
                                     Phase::kExp,    Phase::kRowSum, Phase::kUpdateO};
 
+// FlashAttention-2's Algorithm 2 in its line order: dQ_i (line 15) before dK_j (line 16).
 constexpr std::array kBackwardIteration = {Phase::kLoadQ, Phase::kScores, Phase::kProbs, Phase::kGradV,
-                                           Phase::kGradP, Phase::kGradS,  Phase::kGradK, Phase::kGradQ};
+                                           Phase::kGradP, Phase::kGradS,  Phase::kGradQ, Phase::kGradK};
 
 // Steps an outer iteration takes besides its tile iterations: load_kv (kv), load_q + finalize + write_back (q),
 // load_kv + write_dk_dv (backward).

@@ -35,7 +35,7 @@ enum class Phase : std::uint8_t {
   kGradV,        // dV_j += P_ijᵀ dO_i
   kGradP,        // dP_ij = dO_i V_jᵀ
   kGradS,        // dS_ij = P_ij ∘ (dP_ij − D_i), in place of dP_ij
-  kGradK,        // dK_j += scale · dS_ijᵀ Q_i
+  kGradK,        // dK_j += scale · dS_ijᵀ Q_i (the last phase of a tile iteration)
   kGradQ,        // dQ_i += scale · dS_ij K_j: read from HBM, added to, written back (atomics on a GPU)
   kWriteGrads,   // dK_j, dV_j → HBM
 };

@@ -4,6 +4,7 @@
 // softmax, sums over the Q tiles or K/V tiles visited so far), not from the stepper.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -99,6 +100,9 @@ TEST_P(BackwardFormulas, EveryHoverValueMatchesTheDefinitions) {
     model.Update();
     const StepState& s = model.state();
     const Phase phase = s.info.phase;
+    // A phase's place in the tile iteration (not its enum order) says what it has done so far.
+    const auto iteration = TileIterationPhases(p);
+    const auto place = [&](Phase ph) { return std::find(iteration.begin(), iteration.end(), ph) - iteration.begin(); };
     const std::string at = "step " + std::to_string(step) + " (" + std::string(PhaseName(phase)) + ")";
     // Every step is narrated under its own name and has its line of Algorithm 2 (the setup lines excepted).
     const std::string narration = Narrate(model);
@@ -117,25 +121,25 @@ TEST_P(BackwardFormulas, EveryHoverValueMatchesTheDefinitions) {
         const std::string cell = at + Sprintf(" [%d, %d]", row, col);
         if (phase == Phase::kScores && !p.Masked(row, col))
           ExpectValue(ExplainBackwardScore(model, r, col_local), oracle.S(row, col), "S " + cell);
-        if (phase >= Phase::kProbs && phase != Phase::kDone)
+        if (place(phase) >= place(Phase::kProbs))
           ExpectValue(ExplainBackwardProbability(model, r, col_local), oracle.P(row, col), "P " + cell);
         if (phase == Phase::kGradP) ExpectValue(ExplainGradP(model, r, col_local), oracle.Dp(row, col), "dP " + cell);
-        if (phase == Phase::kGradS || phase == Phase::kGradK || phase == Phase::kGradQ)
+        if (place(phase) >= place(Phase::kGradS))
           ExpectValue(ExplainGradS(model, r, col_local), oracle.Ds(row, col), "dS " + cell);
       }
     }
-    // dK_j and dV_j after this Q tile's contribution (grad_k, grad_v) or before it (earlier phases).
+    // dK_j and dV_j after this Q tile's contribution (from grad_v, grad_k on) or before it (earlier phases).
     const int rows_done = s.row_begin + s.rows;
     for (int col_local = 0; col_local < s.cols; ++col_local)
       for (int e = 0; e < p.d; ++e) {
         const int col = s.col_begin + col_local;
-        const int v_rows = phase >= Phase::kGradV && phase != Phase::kLoadQ ? rows_done : s.row_begin;
-        const int k_rows = phase >= Phase::kGradK && phase != Phase::kLoadQ ? rows_done : s.row_begin;
+        const int v_rows = place(phase) >= place(Phase::kGradV) ? rows_done : s.row_begin;
+        const int k_rows = place(phase) >= place(Phase::kGradK) ? rows_done : s.row_begin;
         ExpectValue(ExplainGradKv(model, 'V', col_local, e), oracle.Dv(col, e, v_rows), "dV " + at);
         ExpectValue(ExplainGradKv(model, 'K', col_local, e), oracle.Dk(col, e, k_rows), "dK " + at);
       }
     // dQ_i in HBM: the K/V tiles before j, and j itself from grad_q on.
-    const int keys_done = phase == Phase::kGradQ ? s.col_begin + s.cols : s.col_begin;
+    const int keys_done = place(phase) >= place(Phase::kGradQ) ? s.col_begin + s.cols : s.col_begin;
     for (int r = 0; r < s.rows; ++r)
       for (int e = 0; e < p.d; ++e)
         ExpectValue(ExplainGradQ(model, r, e), oracle.Dq(s.row_begin + r, e, keys_done), "dQ " + at);

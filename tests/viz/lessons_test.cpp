@@ -81,7 +81,8 @@ double Independent(const AttentionProblem& p, const AttentionInputs& in, std::in
     case LessonQuantity::kGradP: return dot(in.dout, q.row, in.v, q.col);
     case LessonQuantity::kGradS: return prob(q.row, q.col) * (dot(in.dout, q.row, in.v, q.col) - delta(q.row));
     case LessonQuantity::kGradQ: {  // in HBM: the K/V tiles before this one, and this one from grad_q on
-      const int keys = s.col_begin + (s.info.phase == Phase::kGradQ ? s.cols : 0);
+      const bool added = s.info.phase == Phase::kGradQ || s.info.phase == Phase::kGradK;
+      const int keys = s.col_begin + (added ? s.cols : 0);
       double sum = 0;
       for (int c = 0; c < keys; ++c)
         sum += p.scale * prob(q.row, c) * (dot(in.dout, q.row, in.v, c) - delta(q.row)) * in.k[c * p.d + q.col];

@@ -79,7 +79,7 @@ void DrawHbmColumns(const Model& m, UiState& ui, const ScreenRect& area, Hovered
   const Palette& pal = GetPalette();
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const float label_h = ImGui::GetFrameHeight();
-  constexpr int kColumns = 7;
+  constexpr int kColumns = 8;
   const float gap = std::floor(8.0f * ui.appearance.ui_scale);
   const float col_w =
       std::floor(std::min((area.width() - gap * (kColumns - 1)) / kColumns, 90.0f * ui.appearance.ui_scale));
@@ -97,14 +97,31 @@ void DrawHbmColumns(const Model& m, UiState& ui, const ScreenRect& area, Hovered
   const std::vector<double>* final_dk = saved && ref && !ref->model_dk.empty() ? &ref->model_dk : nullptr;
   const std::vector<double>* final_dv = saved && ref && !ref->model_dv.empty() ? &ref->model_dv : nullptr;
 
+  // When a column's current tile is in use: the tiles a phase reads or writes (the cursor), or, for dQ, the rows
+  // grad_q read-modify-writes (in the warning colour, with ⇄).
+  const Phase phase = s.info.phase;
+  const bool pair = s.info.i >= 0 && s.info.j >= 0;
+  enum class Use { kPair, kDelta, kDeltaAndPair, kKv, kDq, kWritten };
   struct Column {
     const char* name;
     const char* help;
     bool q_side;
+    Use use;
     std::function<double(int, int)> value;  // NaN: not in HBM yet
     ColorScale scale;
-    std::string key;
+    std::string key;  // the texture's cache key: "bwd-hbm-…", apart from the tiles' own
     std::uint64_t version;
+  };
+  const auto in_use = [&](Use use) {
+    switch (use) {
+      case Use::kPair: return pair;
+      case Use::kDelta: return phase == Phase::kDelta;
+      case Use::kDeltaAndPair: return pair || phase == Phase::kDelta;
+      case Use::kKv: return s.info.j >= 0;
+      case Use::kDq: return pair;
+      case Use::kWritten: return phase == Phase::kWriteGrads;
+    }
+    return false;
   };
   const auto input = [&](const std::vector<float>& v) {
     return [&v, d = p.d](int r, int e) { return static_cast<double>(v[static_cast<std::size_t>(r) * d + e]); };
@@ -115,29 +132,36 @@ void DrawHbmColumns(const Model& m, UiState& ui, const ScreenRect& area, Hovered
       return (*v)[static_cast<std::size_t>(r) * p.d + e];
     };
   };
+  const double o_max = saved ? FiniteAbsMax(saved->o) : 1.0;
   const std::uint64_t step_key = m.step_version() * 2 + (ref ? 1 : 0);
   std::vector<Column> columns = {
-      {"Q", "Q (N × d), read once per K/V tile at load_q (Q_i).", true, input(in.q), ColorScale::Symmetric(input_max),
-       "bwd-Q", m.problem_version()},
+      {"Q", "Q (N × d), read once per K/V tile at load_q (Q_i).", true, Use::kPair, input(in.q),
+       ColorScale::Symmetric(input_max), "bwd-hbm-Q", m.problem_version()},
+      {"O", "O (N × d), saved by the forward pass: read once, by the delta step of its Q tile (D_i = rowsum(dO_i ∘ O_i)).",
+       true, Use::kDelta,
+       [&](int r, int e) {
+         return saved ? saved->o[static_cast<std::size_t>(r) * p.d + e] : std::numeric_limits<double>::quiet_NaN();
+       },
+       ColorScale::Symmetric(o_max), "bwd-hbm-O", m.problem_version()},
       {"dO", "dO (N × d), the upstream gradient: read by the delta step and once per K/V tile at load_q (dO_i).", true,
-       input(in.dout), ColorScale::Symmetric(dout_max), "bwd-dO", m.problem_version()},
+       Use::kDeltaAndPair, input(in.dout), ColorScale::Symmetric(dout_max), "bwd-hbm-dO", m.problem_version()},
       {"dQ",
        "dQ (N × d) as it stands in HBM after this step: zero at init, every K/V tile adds scale·dS_ij K_j to "
        "the rows of the Q tiles it meets (grad_q reads, adds and writes back: atomicAdd on a GPU).",
-       true,
+       true, Use::kDq,
        [&](int r, int e) {
          return dq ? dq->values[static_cast<std::size_t>(r) * p.d + e] : std::numeric_limits<double>::quiet_NaN();
        },
-       ColorScale::Symmetric(dq_max), "bwd-dQ",
+       ColorScale::Symmetric(dq_max), "bwd-hbm-dQ",
        (m.problem_version() << 40) ^ (dq ? static_cast<std::uint64_t>(dq->step) * 2 + 1 : 0)},
-      {"K", "K (N × d), read once, at load_kv of its tile (K_j).", false, input(in.k), ColorScale::Symmetric(input_max),
-       "bwd-K", m.problem_version()},
-      {"V", "V (N × d), read once, at load_kv of its tile (V_j).", false, input(in.v), ColorScale::Symmetric(input_max),
-       "bwd-V", m.problem_version()},
-      {"dK", "dK (N × d) in HBM: written once per K/V tile, at write_dk_dv (blank until then).", false,
-       written(final_dk), ColorScale::Symmetric(dk_max), "bwd-dK", step_key},
-      {"dV", "dV (N × d) in HBM: written once per K/V tile, at write_dk_dv (blank until then).", false,
-       written(final_dv), ColorScale::Symmetric(dv_max), "bwd-dV", step_key},
+      {"K", "K (N × d), read once, at load_kv of its tile (K_j).", false, Use::kKv, input(in.k),
+       ColorScale::Symmetric(input_max), "bwd-hbm-K", m.problem_version()},
+      {"V", "V (N × d), read once, at load_kv of its tile (V_j).", false, Use::kKv, input(in.v),
+       ColorScale::Symmetric(input_max), "bwd-hbm-V", m.problem_version()},
+      {"dK", "dK (N × d) in HBM: written once per K/V tile, at write_dk_dv (blank until then).", false, Use::kWritten,
+       written(final_dk), ColorScale::Symmetric(dk_max), "bwd-hbm-dK", step_key},
+      {"dV", "dV (N × d) in HBM: written once per K/V tile, at write_dk_dv (blank until then).", false, Use::kWritten,
+       written(final_dv), ColorScale::Symmetric(dv_max), "bwd-hbm-dV", step_key},
   };
   const float thick = std::max(2.0f, 2.5f * ui.appearance.ui_scale);
   const ImVec2 mouse = ImGui::GetIO().MousePos;
@@ -157,41 +181,40 @@ void DrawHbmColumns(const Model& m, UiState& ui, const ScreenRect& area, Hovered
         rect);
     const CellGrid grid{rect, p.n, p.d};
     DrawTileLines(dl, grid, c.q_side ? p.br : p.bc, 0, pal.grid);
+    if (c.use == Use::kWritten)
+      for (int j = 0; j < p.tc(); ++j)
+        if (!KvGradientsWritten(m, j))
+          DrawWash(dl, grid.Cells(p.ColBegin(j), 0, p.ColBegin(j) + p.ColsInTile(j), p.d), pal.pending);
     const int tile = c.q_side ? s.info.i : s.info.j;
-    if (tile >= 0) {
+    if (tile >= 0 && in_use(c.use)) {
       const int r0 = c.q_side ? p.RowBegin(tile) : p.ColBegin(tile);
-      const int r1 = r0 + (c.q_side ? p.RowsInTile(tile) : p.ColsInTile(tile));
-      const bool active = !(k == 2 && s.info.phase != Phase::kGradQ && s.info.phase != Phase::kInit);
-      if (k == 2 && s.info.phase == Phase::kGradQ) {
-        // The read-modify-write: dQ_i in HBM flashes and carries the ⇄ mark.
-        DrawWash(dl, grid.Cells(r0, 0, r1, p.d), pal.cursor_fill);
-        DrawCursorRect(dl, grid.Cells(r0, 0, r1, p.d), pal.warn, thick);
-        const ScreenRect tile_rect = grid.Cells(r0, 0, r1, p.d);
+      const ScreenRect tile_rect = grid.Cells(r0, 0, r0 + (c.q_side ? p.RowsInTile(tile) : p.ColsInTile(tile)), p.d);
+      if (c.use == Use::kDq && phase == Phase::kGradQ) {
+        // The read-modify-write: dQ_i in HBM is washed, framed in the warning colour and marked ⇄.
+        DrawWash(dl, tile_rect, pal.cursor_fill);
+        DrawCursorRect(dl, tile_rect, pal.warn, thick);
         const ImVec2 size = CalcMathTextSize("⇄");
-        dl->AddRectFilled(ImVec2(tile_rect.min.x + (tile_rect.width() - size.x) / 2 - 2, tile_rect.min.y + 2),
-                          ImVec2(tile_rect.min.x + (tile_rect.width() + size.x) / 2 + 2, tile_rect.min.y + 4 + size.y),
+        const float mx = tile_rect.min.x + (tile_rect.width() - size.x) / 2;
+        dl->AddRectFilled(ImVec2(mx - 2, tile_rect.min.y + 2), ImVec2(mx + size.x + 2, tile_rect.min.y + 4 + size.y),
                           pal.plot_bg);
-        DrawMathText(dl, ImVec2(tile_rect.min.x + (tile_rect.width() - size.x) / 2, tile_rect.min.y + 3), pal.warn,
-                     "⇄");
-      } else if (active || k != 2) {
-        DrawCursorRect(dl, grid.Cells(r0, 0, r1, p.d), k == 2 ? pal.dim : pal.cursor, k == 2 ? 1.5f : thick);
+        DrawMathText(dl, ImVec2(mx, tile_rect.min.y + 3), pal.warn, "⇄");
+      } else if (c.use == Use::kDq) {
+        DrawCursorRect(dl, tile_rect, pal.dim, 1.5f);  // the rows this pair will add into
+      } else {
+        DrawCursorRect(dl, tile_rect, pal.cursor, thick);
       }
       if (k == 0)
         if (FrameReport* report = CurrentFrameReport()) {
           report->q_tile_visible = true;
-          report->q_tile = grid.Cells(r0, 0, r1, p.d);
+          report->q_tile = tile_rect;
         }
     }
-    if (k == 5 || k == 6)
-      for (int j = 0; j < p.tc(); ++j)
-        if (!KvGradientsWritten(m, j))
-          DrawWash(dl, grid.Cells(p.ColBegin(j), 0, p.ColBegin(j) + p.ColsInTile(j), p.d), pal.pending);
     int row = 0, e = 0;
     ImGui::PushID(k);
     if (HitArea("##column", rect) && grid.CellAt(mouse, &row, &e)) {
       ui.cursor.hover_row = c.q_side ? row : -1;
       ui.cursor.hover_col = c.q_side ? -1 : row;
-      if (k == 2) {
+      if (c.use == Use::kDq) {
         hovered = {ExplainHbmGradient(m, row, e), true};
       } else {
         Explanation x;
@@ -208,7 +231,7 @@ void DrawHbmColumns(const Model& m, UiState& ui, const ScreenRect& area, Hovered
     ImGui::PopID();
   }
   const float note_y = area.max.y - label_h + 4;
-  const char* note = "HBM: Q, dO, dQ by Q tile i · K, V, dK, dV by K/V tile j";
+  const char* note = "HBM: Q, O, dO, dQ by Q tile i · K, V, dK, dV by K/V tile j";
   DrawMathText(dl, ImVec2(area.min.x, note_y), pal.dim,
                CalcMathTextSize(note).x <= area.width() ? note : "in HBM (hover a column)");
 }
@@ -319,6 +342,42 @@ ScreenRect DrawNumberGrid(const char* id, UiState& ui, ScreenRect area, int rows
   return grid_rect;
 }
 
+// The preprocessing step: O_i with D_i = rowsum(dO_i ∘ O_i) beside it, and dO_i (what the step reads and writes).
+void DrawDeltaTiles(const Model& m, UiState& ui, const ScreenRect& area, Hovered& hovered, float half_w, float top_h,
+                    float gap) {
+  const StepState& s = m.state();
+  const BackwardNumerics& g = s.grad;
+  const int d = m.problem().d;
+  std::vector<double> dout(static_cast<std::size_t>(s.rows) * d);
+  for (std::size_t at = 0; at < dout.size(); ++at)
+    dout[at] = m.inputs().dout[static_cast<std::size_t>(s.row_begin) * d + at];
+  const auto value_of = [&](const char* name, const std::vector<double>& values, int r, int e) {
+    Explanation x;
+    x.available = true;
+    x.value = values[static_cast<std::size_t>(r) * d + e];
+    x.title = Sprintf("%s[%d, %d] = %s", name, s.row_begin + r, e, Num(x.value, 5).c_str());
+    x.lines.push_back("read from HBM by the delta step of Q tile " + std::to_string(s.info.i));
+    return x;
+  };
+  ImGui::SetCursorScreenPos(area.min);
+  SectionTitle("O_i, D_i = rowsum(dO_i ∘ O_i)",
+               "The preprocessing pass: O_i (saved by the forward pass) and dO_i come from HBM, each row's dot product "
+               "D_i is written back (the column on the right). dS = P ∘ (dP − D) needs it in every tile pair.");
+  const float y = ImGui::GetCursorScreenPos().y;
+  const std::uint64_t v = m.step_version();
+  DrawNumberGrid(
+      "bwd-delta-O", ui, Rect(area.min.x, y, half_w, top_h), s.rows, d, g.o.empty() ? nullptr : &g.o,
+      ColorScale::Symmetric(g.o.empty() ? 1.0 : FiniteAbsMax(g.o)), g.delta.empty() ? nullptr : &g.delta, "D_i",
+      [&](int r, int e) { return value_of("O", g.o, r, e); }, [&](int r) { return ExplainDelta(m, r); },
+      "not computed yet", v * 4, hovered, s.row_begin);
+  ImGui::SetCursorScreenPos(ImVec2(area.min.x + half_w + gap, area.min.y));
+  SectionTitle("dO_i", "The upstream gradient's rows of this Q tile.");
+  DrawNumberGrid(
+      "bwd-delta-dO", ui, Rect(area.min.x + half_w + gap, y, half_w, top_h), s.rows, d, &dout,
+      ColorScale::Symmetric(FiniteAbsMax(dout)), nullptr, "", [&](int r, int e) { return value_of("dO", dout, r, e); },
+      nullptr, "", v * 4 + 1, hovered, s.row_begin);
+}
+
 // The title with the step's formula when it fits in `width` (with its "(?)"), else the short one.
 const char* FittingTitle(const char* full, const char* brief, float width) {
   const float help = ImGui::CalcTextSize("(?)").x + ImGui::GetStyle().ItemSpacing.x * 2;
@@ -338,6 +397,8 @@ void DrawBackwardTiles(const Model& m, UiState& ui, const ScreenRect& area, Hove
   const std::uint64_t v = m.step_version();
   const int rows = s.rows, cols = s.cols;
   const char* none = s.info.i < 0 || s.info.j < 0 ? "no tile pair at this step" : "not computed yet";
+
+  if (phase == Phase::kDelta) return DrawDeltaTiles(m, ui, area, hovered, half_w, top_h, gap);
 
   // S_ij, then P_ij in its place, with L_i.
   const bool show_p = !g.p.empty();
@@ -384,7 +445,7 @@ void DrawBackwardTiles(const Model& m, UiState& ui, const ScreenRect& area, Hove
   // dV_j, dK_j on chip and dQ_i (HBM, read-modify-written at grad_q).
   const float y2 = y1 + top_h + ImGui::GetTextLineHeight() * 2;
   const float third_w = std::floor((area.width() - 2 * gap) / 3);
-  const float grid_h = std::max(20.0f, bottom_h);
+  const float grid_h = std::max(20.0f, bottom_h - ImGui::GetTextLineHeightWithSpacing());  // the ⇄ line below
   const char* kv_none = s.info.j < 0 ? "no K/V tile on chip" : "not computed yet";
   const auto title_at = [&](float x, const char* title, const char* help) {
     ImGui::SetCursorScreenPos(ImVec2(x, y2));
@@ -423,7 +484,7 @@ void DrawBackwardTiles(const Model& m, UiState& ui, const ScreenRect& area, Hove
     const float x = area.min.x + 2 * (third_w + gap);
     ImGui::SetCursorScreenPos(ImVec2(x, dq_grid.max.y + 4));
     ImGui::PushTextWrapPos(x + third_w);
-    MathTextColored(pal.warn, "⇄ read, add, write back");
+    MathTextColored(pal.warn, FittingTitle("⇄ read, add, write back", "⇄", third_w));
     MathTooltip(
         "grad_q reads dQ_i from HBM, adds scale·dS_ij K_j on chip and writes it back: on a GPU an atomicAdd, "
         "since the blocks of other K/V tiles add into the same rows at the same time.");
@@ -448,7 +509,7 @@ void DrawBackwardStepPanel(const Model& model, UiState& ui) {
   const float gap = 12.0f * ui.appearance.ui_scale;
   // The HBM columns need little width (each is N × d, drawn tall and narrow); the tiles get the rest, so their
   // numbers fit.
-  const float columns_w = 7 * 44.0f * ui.appearance.ui_scale;
+  const float columns_w = 8 * 44.0f * ui.appearance.ui_scale;
   const float left_w = stacked ? avail.x : std::floor(std::clamp(columns_w, avail.x * 0.22f, avail.x * 0.32f));
   const float left_h = stacked ? std::floor(avail.y * 0.38f) : avail.y;
   const ScreenRect left{origin, ImVec2(origin.x + left_w, origin.y + left_h)};

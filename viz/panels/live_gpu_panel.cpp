@@ -142,10 +142,10 @@ void DrawBackwardCrossCheck(const Model& model, const LiveGpuView& gpu) {
     ImGui::TextDisabled("Step to a phase of a K/V tile to compare its dK_j and dV_j.");
     return;
   }
-  // The last tile iteration finished by this step: this one at grad_q, the one before it earlier in the pair, the
-  // last Q tile's at write_dk_dv.
+  // The last tile iteration finished by this step: this one at grad_k (its last phase), the one before it earlier
+  // in the pair, the last Q tile's at write_dk_dv.
   if (state.info.phase == Phase::kWriteGrads) i = gpu.tr - 1;
-  else if (state.info.phase != Phase::kGradQ) --i;
+  else if (state.info.phase != Phase::kGradK) --i;
   if (i < 0 || i >= gpu.tr || std::isnan(gpu.gpu_dk_after[gpu.BackwardIndex(i, j, 0, 0)])) {
     ImGui::TextDisabled("K/V tile %d has not finished a tile iteration yet.", j);
     return;

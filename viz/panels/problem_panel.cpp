@@ -72,7 +72,9 @@ void DrawProblemPanel(const Model& model, UiState& ui) {
   ImGui::EndDisabled();
 
   Label("tiles", "Algorithm 1 derives the tiles from the on-chip SRAM size M: B_c = ⌈M/4d⌉ floats per K/V tile "
-                 "row count, B_r = min(B_c, d). Or give B_r and B_c yourself.", label_w);
+                 "row count, B_r = min(B_c, d). The backward pass takes B_r = B_c = the largest B whose tiles all fit "
+                 "in M (K_j, V_j, dK_j, dV_j, Q_i, dO_i, dQ_i, S/P, dP/dS, L_i, D_i: 7·B·d + 2·B² + 2·B floats). Or give "
+                 "B_r and B_c yourself.", label_w);
   int tiles = f.tiles_from_sram ? 0 : 1;
   commit |= Committed(ImGui::RadioButton("from M", &tiles, 0));
   ImGui::SameLine();
@@ -101,23 +103,29 @@ void DrawProblemPanel(const Model& model, UiState& ui) {
   MathTooltip("The forward pass in the loop order below");
   ImGui::SameLine();
   commit |= Committed(ImGui::RadioButton("backward", &pass, 1));
-  MathTooltip("For each K/V tile j (dK_j, dV_j on chip), for each Q tile i: recompute S_ij and P_ij from L_i, then "
-              "dV_j, dP_ij, dS_ij, dK_j, and dQ_i read-modify-written in HBM");
+  MathTooltip(
+      "For each K/V tile j (dK_j, dV_j on chip), for each Q tile i: recompute S_ij and P_ij from L_i, then "
+      "dV_j, dP_ij, dS_ij, dQ_i read-modify-written in HBM, and dK_j");
   f.pass = pass == 0 ? Pass::kForward : Pass::kBackward;
 
-  // The backward pass has one order of its own; the forward pass it follows runs in the q order.
-  ImGui::BeginDisabled(f.pass == Pass::kBackward);
-  Label("order", "kv: Algorithm 1 as written, K/V tiles in the outer loop: O_i, ℓ_i, m_i go through HBM on every "
-                 "K/V tile. q: FlashAttention-2, Q tiles outside: the running state stays on chip. The backward pass "
-                 "has its own order (K/V outside).", label_w);
-  int order = f.order == LoopOrder::kKvOuter ? 0 : 1;
-  commit |= Committed(ImGui::RadioButton("kv", &order, 0));
-  MathTooltip("Algorithm 1: for each K/V tile j, for each Q tile i");
-  ImGui::SameLine();
-  commit |= Committed(ImGui::RadioButton("q", &order, 1));
-  MathTooltip("FlashAttention-2: for each Q tile i, for each K/V tile j");
-  f.order = order == 0 ? LoopOrder::kKvOuter : LoopOrder::kQOuter;
-  ImGui::EndDisabled();
+  // The backward pass has one order of its own (K/V outside); the forward pass it follows runs in the q order.
+  // Said in words, so no radio shows an order the pass does not run.
+  Label("order",
+        "kv: Algorithm 1 as written, K/V tiles in the outer loop: O_i, ℓ_i, m_i go through HBM on every "
+        "K/V tile. q: FlashAttention-2, Q tiles outside: the running state stays on chip. The backward pass "
+        "has its own order: K/V tiles outside, after the forward pass in the q order.",
+        label_w);
+  if (f.pass == Pass::kBackward) {
+    MathTextColored(GetPalette().dim, "K/V outer (forward: q)");
+  } else {
+    int order = f.order == LoopOrder::kKvOuter ? 0 : 1;
+    commit |= Committed(ImGui::RadioButton("kv", &order, 0));
+    MathTooltip("Algorithm 1: for each K/V tile j, for each Q tile i");
+    ImGui::SameLine();
+    commit |= Committed(ImGui::RadioButton("q", &order, 1));
+    MathTooltip("FlashAttention-2: for each Q tile i, for each K/V tile j");
+    f.order = order == 0 ? LoopOrder::kKvOuter : LoopOrder::kQOuter;
+  }
 
   Label("scale", "The factor on Q Kᵀ before the softmax: 1/√d by default; none (1) as the Vortex program.", label_w);
   int scale_mode = static_cast<int>(f.scale_mode);

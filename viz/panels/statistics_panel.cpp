@@ -158,9 +158,13 @@ void DrawBackwardStatistics(const Model& model, UiState& ui) {
   const Column columns[2] = {{"L_i", g.lse}, {"D_i", g.delta}};
   for (int k = 0; k < 2; ++k) {
     const float x = p0.x + static_cast<float>(k) * (col_w + ImGui::GetStyle().ItemSpacing.x);
+    if (columns[k].values.empty()) {  // L_i comes on chip at load_q; the delta step has only D_i
+      ImGui::SetCursorScreenPos(ImVec2(x, p0.y));
+      MathTextColored(pal.dim, Sprintf("%s: from load_q", columns[k].name).c_str());
+      continue;
+    }
     Range range;
     range.Take(columns[k].values);
-    if (range.empty()) range = {0, 1};
     range.lo = std::min(range.lo, 0.0);
     range.hi = std::max(range.hi, 0.0);
     if (range.lo == range.hi) range.hi = range.lo + 1;

@@ -40,6 +40,7 @@ const char* ComputeOperation(const Model& m) {
       case Phase::kGradS: return "dS_ij = P_ij ∘ (dP_ij − D_i)";
       case Phase::kGradK: return "dK_j += scale·dS_ijᵀ Q_i";
       case Phase::kGradQ: return "dQ_i += scale·dS_ij K_j";
+      case Phase::kDone: return "done: nothing moves";
       default: return "idle: this phase moves data only";
     }
   }
@@ -294,7 +295,7 @@ void DrawComparison(const Model& m) {
   const double full = std::max({flash, standard, 1.0});
   const bool backward = m.problem().backward();
   if (backward)
-    SectionTitle("Flash against standard attention: the backward pass",
+    SectionTitle("Backward: flash against standard",
                  "Standard attention's backward reads the P its forward pass stored (N × N) twice, writes dP and dS "
                  "(N × N each) and reads them back: 7N² floats beside the N × d tensors. FlashAttention-2's backward "
                  "recomputes S_ij and P_ij from Q, K and the saved L on chip; its cost is reloading Q_i, dO_i, L_i, "

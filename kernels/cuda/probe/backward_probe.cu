@@ -229,7 +229,7 @@ BackwardCrossCheck CompareBackwardWithModel(const Stepper& model, const Backward
   };
   const std::vector<double> grads = model.Replay([&](const StepView& view) {
     const StepInfo& info = view.info();
-    if (info.phase != Phase::kGradQ) return true;  // the end of a tile iteration: dK_j, dV_j are updated
+    if (info.phase != Phase::kGradK) return true;  // the end of a tile iteration: dK_j, dV_j are updated
     compare(view.grad().dk, true, info.i, info.j, check.max_dk_error);
     compare(view.grad().dv, false, info.i, info.j, check.max_dv_error);
     keep(view.grad().dk, check.model_dk_after, info.i, info.j);

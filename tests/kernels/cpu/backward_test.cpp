@@ -258,6 +258,24 @@ TEST(Backward, SavedForwardMatchesTheReferenceOutputAndLogSumExp) {
   EXPECT_LT(RelativeError(stepper.saved()->lse.data(), ref.lse.data(), ref.lse.size()), 1e-12);
 }
 
+// Tiles from M: every tile the backward pass holds at once fits, and one row more each would not.
+TEST(Backward, TilesFromMFitInM) {
+  for (const int d : {1, 4, 8, 64, 128})
+    for (const std::int64_t sram : {std::int64_t{16384}, std::int64_t{49152}, std::int64_t{229376}}) {
+      ProblemRequest r;
+      r.n = 1000;
+      r.d = d;
+      r.sram_bytes = sram;
+      r.pass = Pass::kBackward;
+      const AttentionProblem p = ResolveProblem(r);
+      ASSERT_EQ(p.br, p.bc);
+      const auto floats = [d](std::int64_t b) { return 7 * b * d + 2 * b * b + 2 * b; };
+      EXPECT_LE(4 * floats(p.bc), sram) << "d=" << d;
+      EXPECT_GT(4 * floats(p.bc + 1), sram) << "d=" << d;
+      EXPECT_LE(Stepper(p, nullptr).FinalLedger().sram_peak_bytes, sram) << "d=" << d;
+    }
+}
+
 TEST(Backward, NeedsTheUpstreamGradient) {
   const AttentionProblem p = MakeBackward({8, 2, 4, 4, false});
   const AttentionInputs in = MakeRandomInputs(8, 2, 1);
