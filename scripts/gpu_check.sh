@@ -100,7 +100,7 @@ printf '%s\n' '{"flashviz_session": 1, "problem": {"n": 512, "d": 64, "tiles": "
 timeout 90 "$bin/flashviz" --session "$work/host-copy.json" --panel gpu --gl egl --width 1920 --height 1080 \
   --screenshot "$out/live-gpu-host-copy-1920x1080.png" 2>&1 | tail -3 | tee -a "$summary"
 # The backward pass's live tab: the instrumented flash2_bwd against the model, flash2_bwd timed, dQ, dK, dV drawn.
-timeout 90 "$bin/flashviz" --pass backward --n 512 --d 64 --br 64 --bc 64 --causal --step 700 --panel gpu --gl egl \
+timeout 90 "$bin/flashviz" --pass backward --n 512 --d 64 --br 64 --bc 64 --causal --step 207 --panel gpu --gl egl \
   --width 1920 --height 1080 --screenshot "$out/live-gpu-backward-1920x1080.png" 2>&1 | tail -3 | tee -a "$summary"
 fi
 

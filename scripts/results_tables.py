@@ -22,7 +22,7 @@ CAUSAL_RUN = "docs/results/2026-11-21-h200-check"
 ABLATION_RUN = "docs/results/mma-run3-2026-11-21"
 CPU_RUN = "docs/results/2026-11-25-cpu"
 GPU_CHECK_RUN = "docs/results/2026-11-25-h100-check"
-BACKWARD_RUN = "docs/results/2026-11-25-h100-backward"
+BACKWARD_RUN = "docs/results/2026-11-25-h100-backward-4edbec7"
 
 
 def rows(path):
@@ -303,17 +303,28 @@ def live_gpu():
            f"{tests['cuda_probe_tests']} |",
            f"| interop texture vs the host-computed colormap, pixel for pixel (`interop_tests`, EGL) | "
            f"{tests['interop_tests']} |",
-           f"| the live tab rendered headless, both orders, causal and not (`live_view_tests`) | "
+           f"| the live tab rendered headless, both orders, causal and not, and the backward pass (`live_view_tests`) | "
            f"{tests['live_view_tests']} |"]
+    if "kernels_cuda_backward_gpu_tests" in tests:
+        out.append(f"| the backward variants against the float64 reference, every dtype, d, mask, edge N "
+                   f"(`kernels_cuda_backward_gpu_tests`) | {tests['kernels_cuda_backward_gpu_tests']} |")
     for order, line in re.findall(r"^(kv|q): (.*agrees.*)$", summary, re.M):
         agreement = line.split(": agrees")[1].split(" (tolerance")[0].replace("|", "\\|")
         out.append(f"| `trace --gpu --n 1000 --d 64 --sram 49152 --causal --order {order}` | agrees{agreement} |")
-    # The check draws the tab at 1280×720 and 1920×1080 through interop, then at 1920×1080 through the host.
+    for line in re.findall(r"^backward: (.*agrees.*)$", summary, re.M)[:1]:
+        agreement = line.split(": agrees")[1].split(" (relative")[0].replace("|", "\\|")
+        out.append(f"| `trace --gpu --pass backward --n 1000 --d 64 --br 64 --bc 64 --causal` | agrees{agreement} |")
+    # The check draws the tab at 1280×720 and 1920×1080 through interop, then at 1920×1080 through the host; the
+    # backward pass's tab through interop.
     for path in ["interop", "host copy"]:
-        timings = re.findall(rf"^live GPU timings: (.*\({path}\))$", summary, re.M)
+        timings = [t for t in re.findall(rf"^live GPU timings: (.*\({path}\))$", summary, re.M) if "naive" in t]
         if timings:
             out.append(f"| live tab, N = 512, d = 64, q order, drawn through {'the ' if path == 'host copy' else ''}"
                        f"{path}: what it times | {timings[-1]} |")
+    backward = [t for t in re.findall(r"^live GPU timings: (.*)$", summary, re.M) if "flash2_bwd" in t]
+    if backward:
+        out.append(f"| live tab, backward pass, N = 512, d = 64, B_r = B_c = 64, causal, drawn through interop: what it "
+                   f"times | {backward[-1]} |")
     frames = re.search(r"^frame time: .*$", summary, re.M)
     if frames:
         out.append(f"| the GUI at N = 1024 (1920×1080, EGL), `--bench-frames 300` | "

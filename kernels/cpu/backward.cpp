@@ -9,6 +9,8 @@
 #include <cmath>
 #include <limits>
 
+#include "kernels/common/parallel.h"
+
 namespace flashviz {
 namespace {
 
@@ -332,12 +334,27 @@ ForwardSaved RunForwardForBackward(const AttentionProblem& problem, const Attent
   const Stepper stepper(forward, &inputs);
   ForwardSaved saved;
   saved.lse.assign(static_cast<std::size_t>(problem.n), kNegInf);
-  saved.o = stepper.Replay([&](const StepView& view) {
-    const StepInfo& info = view.info();
-    if (info.phase == Phase::kWriteBack && !view.tile().lse.empty())
-      std::copy(view.tile().lse.begin(), view.tile().lse.end(),
-                saved.lse.begin() + static_cast<std::ptrdiff_t>(problem.RowBegin(info.i)));
-    return true;
+  saved.o.assign(static_cast<std::size_t>(problem.n) * problem.d, 0.0);
+  // The Q tiles are independent in the q order: each worker replays the schedule computing its share of them and
+  // writes their rows (disjoint rows, so no two workers write the same element).
+  const int shards = ParallelWorkers(problem.tr(), 0);
+  ParallelFor(shards, 0, [&](std::int64_t index, int) {
+    const ReplayShard shard{static_cast<int>(index), shards};
+    const std::vector<double> o = stepper.Replay(
+        [&](const StepView& view) {
+          const StepInfo& info = view.info();
+          // Only this shard's tiles: the others' write_back steps show no numbers of their own.
+          if (info.phase == Phase::kWriteBack && info.i % shard.count == shard.index)
+            std::copy(view.tile().lse.begin(), view.tile().lse.end(),
+                      saved.lse.begin() + static_cast<std::ptrdiff_t>(problem.RowBegin(info.i)));
+          return true;
+        },
+        shard);
+    for (int i = shard.index; i < problem.tr(); i += shard.count) {
+      const auto begin = static_cast<std::ptrdiff_t>(static_cast<std::size_t>(problem.RowBegin(i)) * problem.d);
+      const auto end = begin + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(problem.RowsInTile(i)) * problem.d);
+      std::copy(o.begin() + begin, o.begin() + end, saved.o.begin() + begin);
+    }
   });
   saved.delta.assign(static_cast<std::size_t>(problem.n), 0.0);
   for (int row = 0; row < problem.n; ++row) {

@@ -47,8 +47,10 @@ constexpr int kComputeAll = -1;
 
 class Executor final : public ScheduleWalk {
  public:
-  Executor(const Schedule& schedule, const AttentionInputs* inputs, int compute)
-      : schedule_(schedule), p_(schedule.problem()), in_(inputs), compute_(inputs ? compute : kComputeNone) {
+  // `shard` (with kComputeAll): arithmetic only for the Q tiles i with i % shard.count == shard.index.
+  Executor(const Schedule& schedule, const AttentionInputs* inputs, int compute, ReplayShard shard = {})
+      : schedule_(schedule), p_(schedule.problem()), in_(inputs), compute_(inputs ? compute : kComputeNone),
+        shard_(shard) {
     if (compute_ == kComputeNone) return;
     // The HBM images of O, ℓ, m (kv) or O, L (q): all rows, or only the rows of the one tile computed.
     image_row_begin_ = compute_ == kComputeAll ? 0 : p_.RowBegin(compute_);
@@ -75,7 +77,10 @@ class Executor final : public ScheduleWalk {
   }
 
  private:
-  bool Computes(int i) const { return compute_ == kComputeAll || (compute_ >= 0 && compute_ == i); }
+  bool Computes(int i) const {
+    if (compute_ == kComputeAll) return i % shard_.count == shard_.index;
+    return compute_ >= 0 && compute_ == i;
+  }
   std::size_t ImageRow(int row) const { return static_cast<std::size_t>(row - image_row_begin_); }
   const float* QRow(int row) const { return in_->q.data() + static_cast<std::size_t>(row) * p_.d; }
   const float* KRow(int col) const { return in_->k.data() + static_cast<std::size_t>(col) * p_.d; }
@@ -399,6 +404,7 @@ class Executor final : public ScheduleWalk {
   const AttentionProblem& p_;
   const AttentionInputs* in_;
   const int compute_;
+  const ReplayShard shard_;
   int row_begin_ = 0, rows_ = 0, col_begin_ = 0, cols_ = 0;
   TileNumerics tile_;
   int image_row_begin_ = 0;
@@ -573,14 +579,14 @@ std::vector<double> Stepper::HbmOutputAt(std::int64_t step) const {
   return exec.TakeOutput();
 }
 
-std::vector<double> Stepper::Replay(const std::function<bool(const StepView&)>& visit) const {
+std::vector<double> Stepper::Replay(const std::function<bool(const StepView&)>& visit, ReplayShard shard) const {
   if (problem().backward()) {
     std::vector<double> gradients;
     const bool finished = WalkBackward(schedule_, inputs_, saved_.get(), BackwardFocus{inputs_ != nullptr}, visit,
                                        &gradients);
     return finished ? gradients : std::vector<double>{};
   }
-  Executor exec(schedule_, inputs_, inputs_ ? kComputeAll : kComputeNone);
+  Executor exec(schedule_, inputs_, inputs_ ? kComputeAll : kComputeNone, shard);
   const bool finished = exec.Run(visit);
   if (!finished || !inputs_) return {};
   return exec.TakeOutput();

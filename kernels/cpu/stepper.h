@@ -148,6 +148,13 @@ struct ForwardSaved {
   std::vector<double> o, lse, delta;
 };
 
+// A share of a forward replay's arithmetic: the Q tiles i with i % count == index (the q order computes each Q
+// tile on its own, so shards can run on separate threads; the bookkeeping of every step is cheap).
+struct ReplayShard {
+  int index = 0;
+  int count = 1;
+};
+
 class Stepper {
  public:
   // `inputs` may be null: the stepper then counts (ledger, schedule) and does no arithmetic.
@@ -175,8 +182,10 @@ class Stepper {
 
   // Walks every step with arithmetic for every tile (when inputs were given), calling `visit` after each;
   // `visit` returns false to stop. Returns, when inputs were given and the walk finished, the final O (N × d) of
-  // the forward pass, or dQ, dK and dV one after another (3 · N × d) of the backward pass.
-  std::vector<double> Replay(const std::function<bool(const StepView&)>& visit) const;
+  // the forward pass, or dQ, dK and dV one after another (3 · N × d) of the backward pass. The forward pass may be
+  // split: `shard` computes only its Q tiles (their rows of O; the others' are left 0, and at their steps tile()
+  // still holds the last computed tile's numbers).
+  std::vector<double> Replay(const std::function<bool(const StepView&)>& visit, ReplayShard shard = {}) const;
 
   // The backward pass: what the forward pass saved (null for the forward pass or without inputs).
   const ForwardSaved* saved() const { return saved_.get(); }

@@ -223,3 +223,34 @@ TEST(Stepper, RejectsInputsOfTheWrongShape) {
 
 }  // namespace
 }  // namespace flashviz
+
+namespace flashviz {
+namespace {
+
+// A forward replay split into shards (its Q tiles dealt out by i % count) gives every row of O exactly once: the
+// rows of its own tiles, bit for bit the full replay's, and zeros elsewhere.
+TEST(Stepper, ShardedReplaysTogetherAreTheFullReplay) {
+  for (const LoopOrder order : {LoopOrder::kQOuter, LoopOrder::kKvOuter}) {
+    const AttentionProblem p = Make({37, 5, 4, 6, order, true});
+    const AttentionInputs in = MakeRandomInputs(p.n, p.d, 3);
+    const Stepper stepper(p, &in);
+    const std::vector<double> full = stepper.Replay([](const StepView&) { return true; });
+    for (const int count : {1, 2, 3, 7}) {
+      std::vector<double> combined(full.size(), 0.0);
+      for (int index = 0; index < count; ++index) {
+        const std::vector<double> part = stepper.Replay([](const StepView&) { return true; }, {index, count});
+        ASSERT_EQ(part.size(), full.size());
+        for (int row = 0; row < p.n; ++row)
+          for (int e = 0; e < p.d; ++e) {
+            const std::size_t at = static_cast<std::size_t>(row) * p.d + e;
+            if ((row / p.br) % count == index) combined[at] = part[at];
+            else EXPECT_EQ(part[at], 0.0) << "row " << row << " of another shard";
+          }
+      }
+      EXPECT_EQ(combined, full) << LoopOrderName(order) << ", " << count << " shards";
+    }
+  }
+}
+
+}  // namespace
+}  // namespace flashviz
