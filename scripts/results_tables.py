@@ -217,6 +217,11 @@ def cpu_benchmarks():
            f"| StateAt (jump to any step) at N = 4096, d = 64, M = 48 KiB, middle of the run | "
            f"`build/bench/stepper_bench` | {ms(kv):.2g} ms (kv), {ms(q):.2g} ms (q: tile i computed through all its "
            f"K/V tiles) |",
+           f"| backward pass: StateAt at N = 4096, d = 64, M = 48 KiB (B_r = B_c = "
+           f"{stepper['BM_BackwardStateAtN4096']['label'].split('=')[-1]}), middle of the run | same | "
+           f"{ms(stepper['BM_BackwardStateAtN4096']):.2g} ms |",
+           f"| backward pass: opening that problem (the forward pass for O, L and D, its Q tiles on both cores) | "
+           f"same | {ms(stepper['BM_BackwardOpenN4096']):.3g} ms |",
            f"| count-only ledger, N = 32768, d = 64, M = 48 KiB ({steps(ledger48)}) | same | {ms(ledger48):.3g} ms |",
            f"| count-only ledger, N = 32768, d = 64, M = 16 KiB (B_r = B_c = 16, {steps(ledger16)}) | same | "
            f"{ms(ledger16):.3g} ms |"]
