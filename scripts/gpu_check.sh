@@ -123,8 +123,8 @@ fi
 
 # The backward pass (issue 15): ours and PyTorch's backward on the same shapes, in this one run. fp16 on the
 # tensor cores (flash2_bwd_mma as registered, and with its other dQ strategy: rows renamed _atomic or _dqpass)
-# against the four SDPA backends; fp32 (naive_bwd at N = 1024, where its three N² matrices still fit; flash2_bwd)
-# against EFFICIENT and MATH. B·H as docs/peers.md.
+# against the four SDPA backends; fp32 (naive_bwd at N = 1024, where its three N² matrices still fit; flash2_bwd,
+# and flash2_bwd_tf32x3 at d = 64) against EFFICIENT and MATH. B·H as docs/peers.md.
 if has bwd; then
 say "== backward pass (TFLOP/s count 10·B·H·N²·d, halved causal)"
 f=$bin/flashviz
@@ -141,7 +141,7 @@ for d in 64 128; do
       --csv "$work/bwd_peers_fp16_$tag.csv" 2> "$work/bwd_peers_fp16_$tag.log"
     timeout 90 "$f" bench --pass backward --kernels naive_bwd --n 1024 --d $d $mask \
       --csv "$work/bwd_fp32_naive_$tag.csv" 2> "$work/bwd_fp32_naive_$tag.log"
-    timeout 90 "$f" bench --pass backward --kernels flash2_bwd --n 1024,4096 --d $d $mask \
+    timeout 90 "$f" bench --pass backward --kernels flash2_bwd,flash2_bwd_tf32x3 --n 1024,4096 --d $d $mask \
       --csv "$work/bwd_fp32_$tag.csv" 2> "$work/bwd_fp32_$tag.log"
     timeout 120 python3 scripts/peers.py --pass backward --n 1024,4096 --d $d --dtype fp32 $mask \
       --backends torch_efficient,torch_math --csv "$work/bwd_peers_fp32_$tag.csv" 2> "$work/bwd_peers_fp32_$tag.log"

@@ -10,6 +10,13 @@ inline constexpr int kFlash2Br = 32;  // flash2_bwd: B_r query rows per inner st
 inline constexpr int kFlash2Bc = 64;  // flash2_bwd: B_c keys of K_j, V_j per block (dK_j, dV_j on chip)
 inline constexpr int kFlash2Threads = 256;
 
+// flash2_bwd_tf32x3: 4 warps of 16 keys each (one m16 tile), and B_r = 64 so that the dQ step gives each warp one
+// m16 tile of query rows too. At d = 64 Sᵀ, dPᵀ, dK_j, dV_j and one product's fresh accumulators take 160
+// registers a thread; the tiles take 87 KB of shared memory: two blocks a multiprocessor.
+inline constexpr int kTf32x3Warps = 4;
+inline constexpr int kTf32x3Bc = 64;
+inline constexpr int kTf32x3Br = 64;
+
 inline constexpr int kMmaWarps = 4;
 // flash2_bwd_mma: m16 key tiles a warp owns. 2 at d = 64 (32 keys: every Q_i / dO_i fragment read from shared
 // memory feeds two mma, and B_c = 128 halves the dQ atomics and the Q_i / dO_i copies per key); 1 at d = 128,

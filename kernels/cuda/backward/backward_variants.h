@@ -35,6 +35,7 @@ cudaError_t CheckBackwardArgs(std::string_view id, const BackwardArgs& args);
 // --- The progression (one .cu file each).
 cudaError_t LaunchNaiveBackward(const BackwardArgs& args);      // naive_bwd.cu
 cudaError_t LaunchFlash2Backward(const BackwardArgs& args);     // flash2_bwd.cu
+cudaError_t LaunchFlash2BackwardTf32x3(const BackwardArgs& args);  // flash2_bwd_tf32x3.cu
 cudaError_t LaunchFlash2BackwardMma(const BackwardArgs& args);  // flash2_bwd_mma.cu
 
 // flash2_bwd_mma's options bits (BackwardArgs::options).

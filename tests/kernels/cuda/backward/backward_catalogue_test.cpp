@@ -24,7 +24,7 @@ AttentionShape Shape(int batch, int heads, int n, int d, bool causal) {
 
 TEST(BackwardCatalogue, RowsAreCompleteAndUnique) {
   std::set<std::string> ids;
-  ASSERT_EQ(BackwardCatalogue().size(), 3u);
+  ASSERT_EQ(BackwardCatalogue().size(), 4u);
   for (const VariantInfo& v : BackwardCatalogue()) {
     EXPECT_TRUE(ids.insert(v.id).second) << v.id;
     for (const char* text : {v.name, v.changes, v.teaches, v.mirrors, v.tiles, v.launch, v.workspace})
@@ -36,7 +36,8 @@ TEST(BackwardCatalogue, RowsAreCompleteAndUnique) {
   }
   EXPECT_EQ(std::string(BackwardCatalogue()[0].id), "naive_bwd");
   EXPECT_EQ(std::string(BackwardCatalogue()[1].id), "flash2_bwd");
-  EXPECT_EQ(std::string(BackwardCatalogue()[2].id), "flash2_bwd_mma");
+  EXPECT_EQ(std::string(BackwardCatalogue()[2].id), "flash2_bwd_tf32x3");
+  EXPECT_EQ(std::string(BackwardCatalogue()[3].id), "flash2_bwd_mma");
   EXPECT_EQ(FindBackwardInfo("flash2_mma"), nullptr);
 }
 
@@ -66,6 +67,10 @@ TEST(BackwardCatalogue, RefusesWhatTheKernelsCannotRun) {
   EXPECT_NE(reason->find("64, 128"), std::string::npos) << *reason;
   EXPECT_TRUE(CatalogueNotApplicable(mma, Shape(1, 1, 100, 64, false), DType::kFp32));
   EXPECT_TRUE(CatalogueNotApplicable(flash2, Shape(1, 1, 100, 256, false), DType::kFp32));
+  const VariantInfo& tf32x3 = *FindBackwardInfo("flash2_bwd_tf32x3");
+  EXPECT_FALSE(CatalogueNotApplicable(tf32x3, Shape(1, 1, 100, 64, true), DType::kFp32));
+  EXPECT_TRUE(CatalogueNotApplicable(tf32x3, Shape(1, 1, 100, 128, false), DType::kFp32));
+  EXPECT_TRUE(CatalogueNotApplicable(tf32x3, Shape(1, 1, 100, 64, false), DType::kFp16));
 }
 
 TEST(BackwardCatalogue, ByteModelsOrderTheProgression) {
@@ -78,6 +83,8 @@ TEST(BackwardCatalogue, ByteModelsOrderTheProgression) {
   EXPECT_NEAR(NaiveBackwardHbmBytes(twice, DType::kFp32) / NaiveBackwardHbmBytes(shape, DType::kFp32), 4.0, 0.05);
   const double flash2 = Flash2BackwardHbmBytes(shape, DType::kFp32);
   EXPECT_LT(MmaBackwardAtomicHbmBytes(shape, DType::kFp16), flash2);
+  // flash2_bwd_tf32x3 keeps flash2_bwd's B_c, so its K/V tiles read Q_i, dO_i and add to dQ_i as often.
+  EXPECT_EQ(FindBackwardInfo("flash2_bwd_tf32x3")->hbm_bytes(shape, DType::kFp32), flash2);
   // Causal masking halves (about) the visits, never adds any.
   AttentionShape causal = shape;
   causal.causal = true;

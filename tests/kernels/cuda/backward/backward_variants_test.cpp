@@ -137,6 +137,7 @@ TEST(BackwardLaunch, RejectsMissingOrMisalignedTensors) {
   args.dk = reinterpret_cast<unsigned char*>(storage) + 4;  // misaligned
   args.workspace_bytes = sizeof(storage);
   EXPECT_EQ(LaunchFlash2Backward(args), cudaErrorInvalidValue);
+  EXPECT_EQ(LaunchFlash2BackwardTf32x3(args), cudaErrorInvalidValue);
   args.options = 0;
   args.dtype = DType::kFp16;
   args.dk = storage;
