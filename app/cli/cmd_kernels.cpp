@@ -41,10 +41,10 @@ std::string RuntimeLine() {
 
 // The table of one catalogue, then (unless brief) each row's description.
 void PrintCatalogue(std::span<const cuda::VariantInfo> catalogue, bool brief) {
-  std::printf(" #  %s%s%s%s\n", Pad("id", 16).c_str(), Pad("dtypes", 17).c_str(), Pad("d", 15).c_str(), "tiles");
+  std::printf(" #  %s%s%s%s\n", Pad("id", 19).c_str(), Pad("dtypes", 17).c_str(), Pad("d", 15).c_str(), "tiles");
   int index = 0;
   for (const cuda::VariantInfo& v : catalogue)
-    std::printf("%2d  %s%s%s%s\n", ++index, Pad(v.id, 16).c_str(), Pad(cuda::DTypesText(v.dtypes), 17).c_str(),
+    std::printf("%2d  %s%s%s%s\n", ++index, Pad(v.id, 19).c_str(), Pad(cuda::DTypesText(v.dtypes), 17).c_str(),
                 Pad(cuda::HeadDimsText(v), 15).c_str(), v.tiles);
   if (brief) return;
   for (const cuda::VariantInfo& v : catalogue) {

@@ -1,5 +1,6 @@
 // What every backward variant shares on the device: the preprocessing step D = rowsum(dO ∘ O) (FlashAttention-2's
-// first kernel of the backward pass) and the conversion of an fp32 accumulator into the output dtype. Nothing
+// first kernel of the backward pass), the paired atomic add into dQ and the conversion of an fp32 accumulator into
+// the output dtype. Nothing
 // here is a schedule; the variants are in their files.
 #pragma once
 
@@ -35,6 +36,17 @@ cudaError_t LaunchRowDot(const void* dout, const void* o, float* delta, std::int
   RowDotKernel<T>
       <<<blocks, kWarps * 32, 0, stream>>>(static_cast<const T*>(dout), static_cast<const T*>(o), delta, rows, d);
   return cudaGetLastError();
+}
+
+// target[0] += x, target[1] += y: one vector atomic (RED.E.ADD.F32x2) on sm_90, where the float2 overload exists.
+// dQ_i's rows are added into by every K/V tile's block at once.
+__device__ __forceinline__ void AtomicAddPair(float* target, float x, float y) {
+#if __CUDA_ARCH__ >= 900
+  atomicAdd(reinterpret_cast<float2*>(target), make_float2(x, y));
+#else
+  atomicAdd(target, x);
+  atomicAdd(target + 1, y);
+#endif
 }
 
 // out[i] = T(accumulator[i]) for count elements (the fp32 dQ accumulator into the output dtype).

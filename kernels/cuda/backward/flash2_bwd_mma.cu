@@ -48,16 +48,6 @@ __device__ __forceinline__ void CopyAsync4(std::uint32_t shared_dst, const void*
   asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(shared_dst), "l"(global_src), "r"(src_bytes));
 }
 
-// target[0] += x, target[1] += y: one vector atomic (RED.E.ADD.F32x2) on sm_90, where the float2 overload exists.
-__device__ __forceinline__ void AtomicAddPair(float* target, float x, float y) {
-#if __CUDA_ARCH__ >= 900
-  atomicAdd(reinterpret_cast<float2*>(target), make_float2(x, y));
-#else
-  atomicAdd(target, x);
-  atomicAdd(target + 1, y);
-#endif
-}
-
 template <typename T>
 struct BackwardMmaParams {
   const T* q;
@@ -330,8 +320,8 @@ __global__ void __launch_bounds__(kThreads, 2) BackwardMmaKvKernel(const Backwar
 #pragma unroll
       for (int t = 0; t < kDqDims / 8; ++t) {
         float* target = params.dq_accumulator + (head_row0 + row_a) * kD + dim0 + t * 8 + 2 * c;
-        if (row_a < n) AtomicAddPair(target, scale * dq_acc[t][0], scale * dq_acc[t][1]);
-        if (row_a + 8 < n) AtomicAddPair(target + 8 * kD, scale * dq_acc[t][2], scale * dq_acc[t][3]);
+        if (row_a < n) backward_device::AtomicAddPair(target, scale * dq_acc[t][0], scale * dq_acc[t][1]);
+        if (row_a + 8 < n) backward_device::AtomicAddPair(target + 8 * kD, scale * dq_acc[t][2], scale * dq_acc[t][3]);
       }
     }
   }

@@ -67,16 +67,6 @@ __device__ __forceinline__ void LoadRowsAsync(float* tile, const float* __restri
   }
 }
 
-// target[0] += x, target[1] += y: one vector atomic on sm_90, where the float2 overload exists.
-__device__ __forceinline__ void AtomicAddPair(float* target, float x, float y) {
-#if __CUDA_ARCH__ >= 900
-  atomicAdd(reinterpret_cast<float2*>(target), make_float2(x, y));
-#else
-  atomicAdd(target, x);
-  atomicAdd(target + 1, y);
-#endif
-}
-
 // The A fragment of a product whose k index is the query, from accumulators whose columns are queries:
 // a0 = A[g][2t], a1 = A[g+8][2t], a2 = A[g][2t+1], a3 = A[g+8][2t+1] (hw4_device.cuh's relabelling).
 __device__ __forceinline__ void SplitAccumulatorAsA(const float (&acc)[4], std::uint32_t (&hi)[4],
@@ -256,9 +246,11 @@ __global__ void __launch_bounds__(kThreads, 2)
     for (int dt = 0; dt < kDimSteps; ++dt) {
       const int dim = 8 * dt + 2 * t;
       if (dq_row0 < n)
-        AtomicAddPair(dq + static_cast<std::int64_t>(dq_row0) * kD + dim, scale * dq_acc[dt][0], scale * dq_acc[dt][1]);
+        backward_device::AtomicAddPair(dq + static_cast<std::int64_t>(dq_row0) * kD + dim, scale * dq_acc[dt][0],
+                                       scale * dq_acc[dt][1]);
       if (dq_row1 < n)
-        AtomicAddPair(dq + static_cast<std::int64_t>(dq_row1) * kD + dim, scale * dq_acc[dt][2], scale * dq_acc[dt][3]);
+        backward_device::AtomicAddPair(dq + static_cast<std::int64_t>(dq_row1) * kD + dim, scale * dq_acc[dt][2],
+                                       scale * dq_acc[dt][3]);
     }
     store_rows();  // L_{i+1}, D_{i+1}: the loads issued before the dQ step have landed by now
   }
