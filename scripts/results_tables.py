@@ -22,7 +22,7 @@ CAUSAL_RUN = "docs/results/2026-11-21-h200-check"
 ABLATION_RUN = "docs/results/mma-run3-2026-11-21"
 CPU_RUN = "docs/results/2026-11-25-cpu"
 GPU_CHECK_RUN = "docs/results/2026-11-25-h100-check"
-BACKWARD_RUN = "docs/results/2026-11-25-h100-backward-4edbec7"
+BACKWARD_RUN = "docs/results/2026-11-25-h100-backward-29b2cc1"
 
 
 def rows(path):
