@@ -12,6 +12,7 @@
 // [SECTION] the panel
 #include <algorithm>
 #include <array>
+#include <vector>
 #include <cmath>
 
 #include "kernels/common/format.h"
@@ -170,17 +171,28 @@ void DrawMemoryChart(const Model& m, const UiState& ui, const ScreenRect& area, 
   const ScreenRect sram{ImVec2(area.min.x + w * 0.40f, area.min.y), ImVec2(area.min.x + w * 0.70f, area.max.y)};
   const ScreenRect comp{ImVec2(area.min.x + w * 0.84f, area.min.y), area.max};
 
-  Box(dl, hbm, pal.hbm, "HBM (off chip)");
-  float y = hbm.min.y + fs + 8;
-  for (HbmTensor t : kFlashTensors) {
-    const Traffic& tt = total[t];
-    if (tt.read_bytes == 0 && tt.write_bytes == 0 && now[t].read_bytes == 0 && now[t].write_bytes == 0) continue;
-    if (y + fs > hbm.max.y - 2) break;
+  const float top = hbm.min.y + fs + 8;
+  std::vector<HbmTensor> listed;
+  for (HbmTensor t : kFlashTensors)
+    if (total[t].read_bytes || total[t].write_bytes || now[t].read_bytes || now[t].write_bytes) listed.push_back(t);
+  // One tensor a line; where the lines do not fit (the backward pass moves ten tensors), a smaller font and the
+  // shorter form "dQ 512 B/640 B" (read/written), so none is dropped.
+  const float fit = (hbm.max.y - 2 - top) / (fs + 1);
+  const bool compact = static_cast<float>(listed.size()) > fit;
+  const float size = compact ? std::max(0.6f * fs, fs * fit / static_cast<float>(listed.size())) : fs;
+  Box(dl, hbm, pal.hbm, compact ? "HBM (off chip): read/written" : "HBM (off chip)");
+  for (std::size_t k = 0; k < listed.size(); ++k) {
+    const HbmTensor t = listed[k];
+    const float y = top + static_cast<float>(k) * (size + 1);
+    if (y + size > hbm.max.y - 2) break;
     const bool moved = now[t].read_bytes > 0 || now[t].write_bytes > 0;
-    const std::string line = Sprintf("%s  r %s  w %s", TensorName(t).c_str(), Bytes(tt.read_bytes).c_str(),
-                                     Bytes(tt.write_bytes).c_str());
-    DrawMathText(dl, ImVec2(hbm.min.x + 8, y), moved ? pal.cursor : ImGui::GetColorU32(ImGuiCol_Text), line.c_str());
-    y += fs + 1;
+    const std::string line =
+        compact ? Sprintf("%s %s/%s", TensorName(t).c_str(), Bytes(total[t].read_bytes).c_str(),
+                          Bytes(total[t].write_bytes).c_str())
+                : Sprintf("%s  r %s  w %s", TensorName(t).c_str(), Bytes(total[t].read_bytes).c_str(),
+                          Bytes(total[t].write_bytes).c_str());
+    DrawMathText(dl, ImVec2(hbm.min.x + 8, y), moved ? pal.cursor : ImGui::GetColorU32(ImGuiCol_Text), line.c_str(),
+                 nullptr, size);
   }
 
   Box(dl, sram, pal.sram, Sprintf("SRAM (on chip), M = %s", Bytes(m.problem().sram_bytes).c_str()).c_str());
@@ -188,7 +200,7 @@ void DrawMemoryChart(const Model& m, const UiState& ui, const ScreenRect& area, 
                        ImVec2(sram.max.x - 8, sram.min.y + fs * 2.8f + 6)};
   DrawSramBar(dl, m, bar);
   const double used = static_cast<double>(total.sram_bytes), budget = static_cast<double>(m.problem().sram_bytes);
-  y = bar.max.y + 6;
+  float y = bar.max.y + 6;
   DrawMathText(dl, ImVec2(sram.min.x + 8, y), used > budget ? pal.bad : ImGui::GetColorU32(ImGuiCol_Text),
                Sprintf("now %s = %.0f%% of M", Bytes(total.sram_bytes).c_str(), 100.0 * used / budget).c_str());
   y += fs + 1;
