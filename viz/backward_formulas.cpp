@@ -1,5 +1,6 @@
 // Hover explanations of the backward pass (formulas.h declares them): every quantity the backward step view shows,
 // its formula with the step's numbers substituted, read from the stepper's BackwardNumerics and the inputs.
+#include <algorithm>
 #include <cmath>
 
 #include "kernels/common/format.h"
@@ -227,13 +228,16 @@ Explanation ExplainHbmGradient(const Model& m, int row, int e) {
   x.value = out->values[static_cast<std::size_t>(row) * p.d + e];
   x.title = Sprintf("dQ[%d, %d] in HBM = %s", row, e, Num(x.value, 5).c_str());
   const int i = row / p.br;
+  // A pair has added into dQ_i once its grad_q step has run.
+  const auto iteration = TileIterationPhases(p);
+  const auto grad_q = std::find(iteration.begin(), iteration.end(), Phase::kGradQ) - iteration.begin();
   int added = 0;
   for (int j = 0; j < p.tc(); ++j) {
     const auto first = m.schedule().FirstStepOfPair(i, j);
-    if (first && *first + m.phases_per_iteration() - 1 <= out->step) ++added;
+    if (first && *first + grad_q <= out->step) ++added;
   }
-  x.lines.push_back(Sprintf("%d of the %d K/V tiles that meet row %d have added their scale·dS K so far", added,
-                            p.ActiveKvTiles(i), row));
+  x.lines.push_back(Sprintf("%d of the %d K/V tiles that meet Q tile %d (rows %d–%d) have added their scale·dS K so far",
+                            added, p.ActiveKvTiles(i), i, p.RowBegin(i), p.RowBegin(i) + p.RowsInTile(i) - 1));
   if (const Reference* ref = m.reference())
     x.lines.push_back(Sprintf("exact final dQ (float64 reference): %s",
                               Num(ref->o[static_cast<std::size_t>(row) * p.d + e], 5).c_str()));

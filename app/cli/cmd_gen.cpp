@@ -46,7 +46,7 @@ int RunGen(const GenOptions& o) {
 
   if (dout_file) {
     // One upstream gradient per batch, B·N·d values (`trace --pass backward --input F --dout D --batch K`).
-    const std::vector<float> dout = MakeRandomUpstreamGradient(o.b * o.n, o.d, o.seed);
+    const std::vector<float> dout = MakeRandomUpstreamGradient(std::int64_t{o.b} * o.n, o.d, o.seed);
     dout_file->Write(dout.data(), dout.size() * sizeof(float));
   }
   if (ref_file) {

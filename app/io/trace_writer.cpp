@@ -125,7 +125,8 @@ std::string TraceSummary(const AttentionProblem& p, const Ledger& flash, const L
   text += Sprintf("SRAM peak %lld bytes of M = %lld (%s)\n", static_cast<long long>(flash.sram_peak_bytes),
                   static_cast<long long>(p.sram_bytes),
                   flash.sram_peak_bytes <= p.sram_bytes ? "fits"
-                  : p.backward() ? "exceeds M: B_r and B_c were given larger than M holds"
+                  : p.backward() ? "exceeds M: these tiles do not fit (the backward pass holds 4·B_c·d + 3·B_r·d + "
+                                   "2·B_r·B_c + 2·B_r floats at most)"
                                  : "exceeds M: Algorithm 1's sizing leaves out S_ij and the statistics");
   text += Sprintf("SRAM reads by compute %lld bytes, writes %lld bytes\n",
                   static_cast<long long>(flash.sram_read_bytes), static_cast<long long>(flash.sram_write_bytes));

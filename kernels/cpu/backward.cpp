@@ -71,10 +71,13 @@ class BackwardExecutor final : public ScheduleWalk {
       ledger_.ReadHbm(HbmTensor::kK, c * d);
       ledger_.ReadHbm(HbmTensor::kV, c * d);
       const bool compute = ComputesKv(j);
-      if (in_) {  // dK_j = dV_j = 0 on chip (also under a focused Q tile's pairs, which add into them)
-        ClearPair();
+      ClearPair();
+      if (compute) {  // dK_j = dV_j = 0 on chip; a K/V tile outside the focus keeps none (its dK_j is not asked for)
         grad_.dk.assign(static_cast<std::size_t>(c) * d, 0.0);
         grad_.dv.assign(static_cast<std::size_t>(c) * d, 0.0);
+      } else {
+        grad_.dk.clear();
+        grad_.dv.clear();
       }
       if (!Emit(Phase::kLoadKv, -1, j, kKvTiles, visit)) return false;
       for (int i = outer.inner_begin; i < outer.inner_end; ++i)
@@ -173,15 +176,17 @@ class BackwardExecutor final : public ScheduleWalk {
   bool TileIteration(int i, int j, Visit& visit) {
     SetTiles(i, j);
     const std::int64_t r = rows_, c = cols_, d = p_.d;
-    // Every pair of the focused K/V tile feeds dK_j, dV_j; every pair of the focused Q tile feeds dQ_i.
+    // Every pair of the focused K/V tile feeds dK_j, dV_j; every pair of the focused Q tile feeds dQ_i. A pair
+    // outside both shows empty arrays (nothing of an earlier pair is left on view).
     const bool compute = ComputesKv(j) || ComputesQ(i);
+    const bool kv_grads = ComputesKv(j);
     SramTiles resident = kKvTiles | kQTiles;
     ledger_.ReadHbm(HbmTensor::kQ, r * d);
     ledger_.ReadHbm(HbmTensor::kDO, r * d);
     ledger_.ReadHbm(HbmTensor::kLse, r);
     ledger_.ReadHbm(HbmTensor::kD, r);
+    ClearPair();
     if (compute) {
-      ClearPair();
       grad_.lse.assign(saved_->lse.begin() + row_begin_, saved_->lse.begin() + row_begin_ + r);
       grad_.delta.assign(saved_->delta.begin() + row_begin_, saved_->delta.begin() + row_begin_ + r);
       grad_.dk_prev = grad_.dk;
@@ -229,7 +234,7 @@ class BackwardExecutor final : public ScheduleWalk {
     // dV_j += P_ijᵀ dO_i.
     ledger_.ComputeReadsSram(r * c + r * d + c * d);
     ledger_.ComputeWritesSram(c * d);
-    if (compute) {
+    if (kv_grads) {
       for (int row = 0; row < rows_; ++row) {
         const float* dout = Row(in_->dout, row_begin_ + row);
         for (int col = 0; col < cols_; ++col) {
@@ -296,7 +301,7 @@ class BackwardExecutor final : public ScheduleWalk {
     // dK_j += scale · dS_ijᵀ Q_i.
     ledger_.ComputeReadsSram(r * c + r * d + c * d);
     ledger_.ComputeWritesSram(c * d);
-    if (compute) {
+    if (kv_grads) {
       for (int row = 0; row < rows_; ++row) {
         const float* q = Row(in_->q, row_begin_ + row);
         for (int col = 0; col < cols_; ++col) {
@@ -336,25 +341,26 @@ ForwardSaved RunForwardForBackward(const AttentionProblem& problem, const Attent
   saved.lse.assign(static_cast<std::size_t>(problem.n), kNegInf);
   saved.o.assign(static_cast<std::size_t>(problem.n) * problem.d, 0.0);
   // The Q tiles are independent in the q order: each worker replays the schedule computing its share of them and
-  // writes their rows (disjoint rows, so no two workers write the same element).
-  const int shards = ParallelWorkers(problem.tr(), 0);
+  // copies their O_i and L_i at write_back (disjoint rows, so no two workers write the same element). A replay
+  // holds an N × d image of its own: the workers are capped so that together they stay within 512 MiB.
+  const std::int64_t image_bytes = std::int64_t{8} * problem.n * (problem.d + 2);
+  const int shards = std::max(1, std::min<int>(ParallelWorkers(problem.tr(), 0),
+                                               static_cast<int>((std::int64_t{512} << 20) / image_bytes)));
   ParallelFor(shards, 0, [&](std::int64_t index, int) {
     const ReplayShard shard{static_cast<int>(index), shards};
-    const std::vector<double> o = stepper.Replay(
+    stepper.Replay(
         [&](const StepView& view) {
           const StepInfo& info = view.info();
           // Only this shard's tiles: the others' write_back steps show no numbers of their own.
-          if (info.phase == Phase::kWriteBack && info.i % shard.count == shard.index)
-            std::copy(view.tile().lse.begin(), view.tile().lse.end(),
-                      saved.lse.begin() + static_cast<std::ptrdiff_t>(problem.RowBegin(info.i)));
+          if (info.phase != Phase::kWriteBack || info.i % shard.count != shard.index) return true;
+          const std::size_t row0 = static_cast<std::size_t>(problem.RowBegin(info.i));
+          std::copy(view.tile().lse.begin(), view.tile().lse.end(),
+                    saved.lse.begin() + static_cast<std::ptrdiff_t>(row0));
+          std::copy(view.tile().o.begin(), view.tile().o.end(),
+                    saved.o.begin() + static_cast<std::ptrdiff_t>(row0 * problem.d));
           return true;
         },
         shard);
-    for (int i = shard.index; i < problem.tr(); i += shard.count) {
-      const auto begin = static_cast<std::ptrdiff_t>(static_cast<std::size_t>(problem.RowBegin(i)) * problem.d);
-      const auto end = begin + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(problem.RowsInTile(i)) * problem.d);
-      std::copy(o.begin() + begin, o.begin() + end, saved.o.begin() + begin);
-    }
   });
   saved.delta.assign(static_cast<std::size_t>(problem.n), 0.0);
   for (int row = 0; row < problem.n; ++row) {

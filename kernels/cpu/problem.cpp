@@ -57,6 +57,14 @@ std::optional<std::string> ProblemRequestError(const ProblemRequest& r) {
           "SRAM of %lld bytes is too small for one row each of Q_i, K_j, V_j and O_i: needs at least 4·4·d = "
           "%lld bytes",
           static_cast<long long>(*r.sram_bytes), static_cast<long long>(one_row_each));
+    // The backward pass holds K_j, V_j, dK_j, dV_j, Q_i, dO_i, dQ_i (d each), S/P, dP/dS, L_i and D_i (1 each) for
+    // one row each: 7d + 4 floats.
+    const std::int64_t one_backward_row = 4LL * (7LL * r.d + 4);
+    if (r.pass == Pass::kBackward && !(r.br && r.bc) && *r.sram_bytes < one_backward_row)
+      return Sprintf(
+          "SRAM of %lld bytes is too small for the backward pass's tiles of one row each (K_j, V_j, dK_j, dV_j, "
+          "Q_i, dO_i, dQ_i, S/P, dP/dS, L_i, D_i): needs at least 4·(7d + 4) = %lld bytes",
+          static_cast<long long>(*r.sram_bytes), static_cast<long long>(one_backward_row));
     if (*r.sram_bytes > (std::int64_t{1} << 40))
       return Sprintf("SRAM of %lld bytes is out of range (at most 1 TiB)", static_cast<long long>(*r.sram_bytes));
   }

@@ -451,8 +451,8 @@ AttentionInputs MakeRandomInputs(int n, int d, std::uint64_t seed) {
   return in;
 }
 
-std::vector<float> MakeRandomUpstreamGradient(int n, int d, std::uint64_t seed) {
-  std::vector<float> dout(static_cast<std::size_t>(n) * d);
+std::vector<float> MakeRandomUpstreamGradient(std::int64_t rows, int d, std::uint64_t seed) {
+  std::vector<float> dout(static_cast<std::size_t>(rows) * static_cast<std::size_t>(d));
   // A stream no seed's Q, K or V uses (those are seed·3 + 0, 1, 2).
   FillUniform(dout, ~(seed * 0x9E3779B97F4A7C15ULL), -1.0f, 1.0f);
   return dout;

@@ -28,7 +28,8 @@ struct AttentionInputs {
 // Values uniform in [−3, 3] (the assignment's range) from a portable generator.
 AttentionInputs MakeRandomInputs(int n, int d, std::uint64_t seed);
 // A dO for those inputs, uniform in [−1, 1], from a stream of its own (Q, K and V do not change with it).
-std::vector<float> MakeRandomUpstreamGradient(int n, int d, std::uint64_t seed);
+// `rows` may be B·N (one upstream gradient per batch of an HW4 file, from one stream).
+std::vector<float> MakeRandomUpstreamGradient(std::int64_t rows, int d, std::uint64_t seed);
 // Everything the problem's pass needs, random from `seed`: Q, K, V, and dO for the backward pass.
 AttentionInputs MakeRandomInputs(const AttentionProblem& problem, std::uint64_t seed);
 

@@ -153,7 +153,7 @@ void DrawHbmColumns(const Model& m, UiState& ui, const ScreenRect& area, Hovered
          return dq ? dq->values[static_cast<std::size_t>(r) * p.d + e] : std::numeric_limits<double>::quiet_NaN();
        },
        ColorScale::Symmetric(dq_max), "bwd-hbm-dQ",
-       (m.problem_version() << 40) ^ (dq ? static_cast<std::uint64_t>(dq->step) * 2 + 1 : 0)},
+       (m.problem_version() << 40) ^ (dq ? static_cast<std::uint64_t>(dq->step) * 4 + 1 : 0) ^ (ref ? 2u : 0u)},
       {"K", "K (N × d), read once, at load_kv of its tile (K_j).", false, Use::kKv, input(in.k),
        ColorScale::Symmetric(input_max), "bwd-hbm-K", m.problem_version()},
       {"V", "V (N × d), read once, at load_kv of its tile (V_j).", false, Use::kKv, input(in.v),

@@ -276,6 +276,43 @@ TEST(Backward, TilesFromMFitInM) {
     }
 }
 
+// An M that cannot hold one row of every tile is refused for tiles from M (the forward pass's minimum is lower).
+TEST(Backward, AnMTooSmallForOneRowOfEveryTileIsRefused) {
+  ProblemRequest r;
+  r.n = 100;
+  r.d = 64;
+  r.sram_bytes = 1024;
+  EXPECT_FALSE(ProblemRequestError(r).has_value());  // the forward pass: 4·4·d bytes suffice
+  r.pass = Pass::kBackward;
+  const auto error = ProblemRequestError(r);
+  ASSERT_TRUE(error.has_value());
+  EXPECT_NE(error->find("4·(7d + 4)"), std::string::npos) << *error;
+  r.br = r.bc = 1;  // tiles given: the budget is only what the occupancy is shown against
+  EXPECT_FALSE(ProblemRequestError(r).has_value());
+}
+
+// A walk focused on one tile pair shows nothing of other pairs: their steps see empty arrays (no earlier pair's
+// numbers left on view), and a K/V tile outside the focus keeps no dK_j, dV_j.
+TEST(Backward, AFocusedWalkShowsNothingOfOtherPairs) {
+  const Case c{20, 3, 4, 5, true};
+  const AttentionProblem p = MakeBackward(c);
+  const AttentionInputs in = MakeInputs(c, 4);
+  const Stepper stepper(p, &in);
+  const int focus_i = 3, focus_j = 2;
+  int others = 0;
+  WalkBackward(stepper.schedule(), &in, stepper.saved(), BackwardFocus{false, focus_i, focus_j},
+               [&](const StepView& view) {
+                 const StepInfo& info = view.info();
+                 if (info.i < 0 || info.j < 0 || info.i == focus_i || info.j == focus_j) return true;
+                 ++others;
+                 EXPECT_TRUE(view.grad().s.empty() && view.grad().p.empty() && view.grad().ds.empty())
+                     << "step " << info.step;
+                 EXPECT_TRUE(view.grad().dk.empty() && view.grad().dv.empty()) << "step " << info.step;
+                 return true;
+               });
+  EXPECT_GT(others, 0);
+}
+
 TEST(Backward, NeedsTheUpstreamGradient) {
   const AttentionProblem p = MakeBackward({8, 2, 4, 4, false});
   const AttentionInputs in = MakeRandomInputs(8, 2, 1);
