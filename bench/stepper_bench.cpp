@@ -29,13 +29,17 @@ void BM_StateAtN4096(benchmark::State& state) {
 // The backward pass, N = 4096, d = 64, M = 48 KiB (B_r = B_c from M): the state after a step in the middle of the run
 // (its Q tile's dQ_i through every K/V tile so far, its K/V tile's dK_j, dV_j through its Q tiles), and what opening
 // the problem costs once (the forward pass in the q order for O, L and D).
-void BM_BackwardStateAtN4096(benchmark::State& state) {
+flashviz::AttentionProblem BackwardN4096() {
   flashviz::ProblemRequest r;
   r.n = 4096;
   r.d = 64;
   r.sram_bytes = 48 * 1024;
   r.pass = flashviz::Pass::kBackward;
-  const auto p = flashviz::ResolveProblem(r);
+  return flashviz::ResolveProblem(r);
+}
+
+void BM_BackwardStateAtN4096(benchmark::State& state) {
+  const auto p = BackwardN4096();
   const auto in = flashviz::MakeRandomInputs(p, 1);
   const flashviz::Stepper stepper(p, &in);
   const std::int64_t step = stepper.step_count() / 2;
@@ -44,12 +48,7 @@ void BM_BackwardStateAtN4096(benchmark::State& state) {
 }
 
 void BM_BackwardOpenN4096(benchmark::State& state) {
-  flashviz::ProblemRequest r;
-  r.n = 4096;
-  r.d = 64;
-  r.sram_bytes = 48 * 1024;
-  r.pass = flashviz::Pass::kBackward;
-  const auto p = flashviz::ResolveProblem(r);
+  const auto p = BackwardN4096();
   const auto in = flashviz::MakeRandomInputs(p, 1);
   for (auto _ : state) benchmark::DoNotOptimize(flashviz::Stepper(p, &in));
 }

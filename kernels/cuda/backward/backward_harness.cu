@@ -20,9 +20,16 @@
 #include "kernels/cuda/backward/backward_variants.h"
 #include "kernels/cuda/device_common.cuh"
 #include "kernels/cuda/device_status.h"
+#include "kernels/cuda/harness_device.cuh"
 
 namespace flashviz::cuda {
 namespace {
+
+using harness_device::CopyToHost;
+using harness_device::CountNonFiniteOn;
+using harness_device::DeviceBuffer;
+using harness_device::Failed;
+using harness_device::Median;
 
 // ---------------------------------------------------------------------------------------------------------------
 // [SECTION] device kernels
@@ -91,16 +98,6 @@ __global__ void ForwardRows(const T* __restrict__ q, const T* __restrict__ k, co
 }
 
 template <typename T>
-__global__ void CountNonFinite(const T* x, std::int64_t count, unsigned long long* result) {
-  unsigned local = 0;
-  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
-  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride)
-    local += isfinite(device::ToFloat(x[i])) ? 0u : 1u;
-  local = __reduce_add_sync(0xffffffffu, local);
-  if (threadIdx.x % 32 == 0 && local > 0) atomicAdd(result, static_cast<unsigned long long>(local));
-}
-
-template <typename T>
 __global__ void FromFloatKernel(const float* __restrict__ in, T* __restrict__ out, std::int64_t count) {
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
   for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride)
@@ -109,21 +106,6 @@ __global__ void FromFloatKernel(const float* __restrict__ in, T* __restrict__ ou
 
 // ---------------------------------------------------------------------------------------------------------------
 // [SECTION] host helpers
-
-class DeviceBuffer {
- public:
-  DeviceBuffer() = default;
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  ~DeviceBuffer() {
-    if (pointer_) cudaFree(pointer_);
-  }
-  cudaError_t Allocate(std::size_t bytes) { return bytes == 0 ? cudaSuccess : cudaMalloc(&pointer_, bytes); }
-  void* get() const { return pointer_; }
-
- private:
-  void* pointer_ = nullptr;
-};
 
 // The dtype's kernels, picked once per call.
 template <typename T>
@@ -140,52 +122,6 @@ cudaError_t PrepareInputs(const AttentionShape& shape, std::uint64_t seed, void*
   if (static_cast<void*>(o_fp32) != o)
     FromFloatKernel<T><<<1024, 256, 0, stream>>>(o_fp32, static_cast<T*>(o), elements);
   return cudaGetLastError();
-}
-
-cudaError_t CountNonFiniteOn(DType dtype, const void* x, std::int64_t count, unsigned long long* counter,
-                             unsigned long long* result, cudaStream_t stream) {
-  if (const cudaError_t error = cudaMemsetAsync(counter, 0, sizeof(*counter), stream); error != cudaSuccess)
-    return error;
-  switch (dtype) {
-    case DType::kFp32:
-      CountNonFinite<<<1024, 256, 0, stream>>>(static_cast<const float*>(x), count, counter);
-      break;
-    case DType::kFp16:
-      CountNonFinite<<<1024, 256, 0, stream>>>(static_cast<const __half*>(x), count, counter);
-      break;
-    case DType::kBf16:
-      CountNonFinite<<<1024, 256, 0, stream>>>(static_cast<const __nv_bfloat16*>(x), count, counter);
-      break;
-  }
-  if (const cudaError_t error = cudaGetLastError(); error != cudaSuccess) return error;
-  if (const cudaError_t error = cudaMemcpyAsync(result, counter, sizeof(*result), cudaMemcpyDeviceToHost, stream);
-      error != cudaSuccess)
-    return error;
-  return cudaStreamSynchronize(stream);
-}
-
-// Elements [offset, offset + count) of a device tensor of `dtype`, as floats (fp16 and bf16 widen exactly).
-cudaError_t CopyToHost(DType dtype, const void* x, std::int64_t offset, std::int64_t count, std::vector<float>& out) {
-  out.resize(static_cast<std::size_t>(count));
-  const std::size_t element = DTypeBytes(dtype);
-  const auto* source = static_cast<const unsigned char*>(x) + offset * static_cast<std::int64_t>(element);
-  if (dtype == DType::kFp32) return cudaMemcpy(out.data(), source, count * element, cudaMemcpyDeviceToHost);
-  std::vector<std::uint16_t> bits(static_cast<std::size_t>(count));
-  if (const cudaError_t error = cudaMemcpy(bits.data(), source, count * element, cudaMemcpyDeviceToHost);
-      error != cudaSuccess)
-    return error;
-  for (std::size_t i = 0; i < bits.size(); ++i) {
-    if (dtype == DType::kFp16) {
-      __half_raw raw;
-      raw.x = bits[i];
-      out[i] = __half2float(__half(raw));
-    } else {
-      __nv_bfloat16_raw raw;
-      raw.x = bits[i];
-      out[i] = __bfloat162float(__nv_bfloat16(raw));
-    }
-  }
-  return cudaSuccess;
 }
 
 // The float64 reference of one head, kept for the next variant measured on the same inputs: a sweep measures
@@ -280,22 +216,10 @@ Comparison CompareWithReference(const AttentionShape& shape, DType dtype, void* 
   return result;
 }
 
-Measurement Failed(Measurement m, MeasureStatus status, std::string reason) {
-  m.status = status;
-  m.reason = std::move(reason);
-  return m;
-}
-
 Measurement CudaFailure(Measurement m, const char* what, cudaError_t error) {
   cudaGetLastError();  // clear a non-sticky error so that the next measurement starts clean
   return Failed(std::move(m), MeasureStatus::kError,
                 Sprintf("%s: %s: %s", what, cudaGetErrorName(error), cudaGetErrorString(error)));
-}
-
-double Median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const std::size_t mid = values.size() / 2;
-  return values.size() % 2 ? values[mid] : 0.5 * (values[mid - 1] + values[mid]);
 }
 
 }  // namespace

@@ -1,0 +1,99 @@
+// What the forward and the backward harness (harness.cu, backward/backward_harness.cu) share on the device and
+// around it: a device buffer that frees itself, the count of non-finite outputs (an element a variant did not write
+// is NaN), device tensors read back as floats, and the small helpers of a Measurement.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kernels/cuda/attention_types.h"
+#include "kernels/cuda/device_common.cuh"
+#include "kernels/cuda/harness.h"
+
+namespace flashviz::cuda::harness_device {
+
+template <typename T>
+__global__ void CountNonFinite(const T* x, std::int64_t count, unsigned long long* result) {
+  unsigned local = 0;
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride)
+    local += isfinite(device::ToFloat(x[i])) ? 0u : 1u;
+  local = __reduce_add_sync(0xffffffffu, local);
+  if (threadIdx.x % 32 == 0 && local > 0) atomicAdd(result, static_cast<unsigned long long>(local));
+}
+
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  ~DeviceBuffer() {
+    if (pointer_) cudaFree(pointer_);
+  }
+  cudaError_t Allocate(std::size_t bytes) { return bytes == 0 ? cudaSuccess : cudaMalloc(&pointer_, bytes); }
+  void* get() const { return pointer_; }
+
+ private:
+  void* pointer_ = nullptr;
+};
+
+inline cudaError_t CountNonFiniteOn(DType dtype, const void* x, std::int64_t count, unsigned long long* counter,
+                             unsigned long long* result, cudaStream_t stream) {
+  if (cudaError_t error = cudaMemsetAsync(counter, 0, sizeof(*counter), stream); error != cudaSuccess) return error;
+  switch (dtype) {
+    case DType::kFp32: CountNonFinite<<<1024, 256, 0, stream>>>(static_cast<const float*>(x), count, counter); break;
+    case DType::kFp16: CountNonFinite<<<1024, 256, 0, stream>>>(static_cast<const __half*>(x), count, counter); break;
+    case DType::kBf16:
+      CountNonFinite<<<1024, 256, 0, stream>>>(static_cast<const __nv_bfloat16*>(x), count, counter);
+      break;
+  }
+  if (cudaError_t error = cudaGetLastError(); error != cudaSuccess) return error;
+  if (cudaError_t error = cudaMemcpyAsync(result, counter, sizeof(*result), cudaMemcpyDeviceToHost, stream);
+      error != cudaSuccess)
+    return error;
+  return cudaStreamSynchronize(stream);
+}
+
+// Elements [offset, offset + count) of a device tensor of `dtype`, as floats (exact: fp16 and bf16 widen exactly).
+inline cudaError_t CopyToHost(DType dtype, const void* x, std::int64_t offset, std::int64_t count, std::vector<float>& out) {
+  out.resize(static_cast<std::size_t>(count));
+  const std::size_t element = DTypeBytes(dtype);
+  const auto* source = static_cast<const unsigned char*>(x) + offset * static_cast<std::int64_t>(element);
+  if (dtype == DType::kFp32) return cudaMemcpy(out.data(), source, count * element, cudaMemcpyDeviceToHost);
+  std::vector<std::uint16_t> bits(static_cast<std::size_t>(count));
+  if (cudaError_t error = cudaMemcpy(bits.data(), source, count * element, cudaMemcpyDeviceToHost);
+      error != cudaSuccess)
+    return error;
+  for (std::size_t i = 0; i < bits.size(); ++i) {
+    if (dtype == DType::kFp16) {
+      __half_raw raw;
+      raw.x = bits[i];
+      out[i] = __half2float(__half(raw));
+    } else {
+      __nv_bfloat16_raw raw;
+      raw.x = bits[i];
+      out[i] = __bfloat162float(__nv_bfloat16(raw));
+    }
+  }
+  return cudaSuccess;
+}
+
+inline double Median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const std::size_t mid = values.size() / 2;
+  return values.size() % 2 ? values[mid] : 0.5 * (values[mid - 1] + values[mid]);
+}
+
+inline Measurement Failed(Measurement m, MeasureStatus status, std::string reason) {
+  m.status = status;
+  m.reason = std::move(reason);
+  return m;
+}
+
+}  // namespace flashviz::cuda::harness_device
