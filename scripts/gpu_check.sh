@@ -121,7 +121,7 @@ for csv in "$work"/causal_*.csv; do cut -d, -f1,2,5,6,7,8,10,11,14 "$csv" | tee 
 grep -h -E "validation failed|error" "$work"/causal_*.log | head -10 | tee -a "$summary"
 fi
 
-# The backward pass (issue 15): ours and PyTorch's backward on the same shapes, in this one run. fp16 on the
+# The backward pass: ours and PyTorch's backward on the same shapes, in this one run. fp16 on the
 # tensor cores (flash2_bwd_mma as registered, and with its other dQ strategy: rows renamed _atomic or _dqpass)
 # against the four SDPA backends; fp32 (naive_bwd at N = 1024, where its three N² matrices still fit; flash2_bwd,
 # and flash2_bwd_tf32x3 at d = 64) against EFFICIENT and MATH. B·H as docs/peers.md.

@@ -1,4 +1,4 @@
-// The validation and timing harness of the backward variants (issue 15), the forward harness's protocol
+// The validation and timing harness of the backward variants, the forward harness's protocol
 // (kernels/cuda/harness.h) applied to the backward pass: fresh random Q, K, V and dO (uniform in [−1, 1]); O and
 // L from a forward kernel of the harness's own (fp32 accumulation, not timed); dQ, dK, dV poisoned with NaN
 // before every run; every element checked for being written, then the sampled heads (all heads for tests)

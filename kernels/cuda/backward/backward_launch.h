@@ -1,4 +1,4 @@
-// The one launch signature of the backward pass (issue 15): every backward variant takes BackwardArgs, so the
+// The one launch signature of the backward pass: every backward variant takes BackwardArgs, so the
 // registry (backward_rows.inc), `flashviz bench --pass backward`, the tests and the GUI call them alike.
 // Plain C++ apart from cudaStream_t, like attention_launch.h for the forward pass.
 #pragma once

@@ -1,4 +1,4 @@
-// The backward pass's catalogue (issue 15): one row of plain metadata per backward variant, in the order of the
+// The backward pass's catalogue: one row of plain metadata per backward variant, in the order of the
 // progression, in the same VariantInfo form as the forward registry (kernels/cuda/registry.h) so that its
 // checks (CatalogueNotApplicable), texts and benchmark rows apply unchanged. Plain C++ (no cuda_runtime.h),
 // compiled into flashviz_kernels in every build: `flashviz kernels` lists it where CUDA was not built. The rows
