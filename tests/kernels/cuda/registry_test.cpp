@@ -1,5 +1,6 @@
 // The catalogue of CUDA variants (registry.h): plain C++, so these run in every build, GPU or not.
 #include "kernels/cuda/registry.h"
+#include "tests/kernels/cuda/make_shape.h"
 
 #include <gtest/gtest.h>
 
@@ -10,17 +11,6 @@
 
 namespace flashviz::cuda {
 namespace {
-
-AttentionShape Shape(int batch, int heads, int n, int d, bool causal = false) {
-  AttentionShape shape;
-  shape.batch = batch;
-  shape.heads = heads;
-  shape.n = n;
-  shape.d = d;
-  shape.scale = 0.125f;
-  shape.causal = causal;
-  return shape;
-}
 
 TEST(Registry, TheProgressionIsListedInItsOrder) {
   const std::vector<std::string> expected = {"naive", "tiled", "flash1", "flash2_row", "flash2_warp", "flash2_wmma",
@@ -52,7 +42,8 @@ TEST(Registry, EveryRowIsComplete) {
       previous = d;
     }
     ASSERT_NE(variant.hbm_bytes, nullptr);
-    EXPECT_GE(variant.hbm_bytes(Shape(1, 2, 256, 64), DType::kFp32), FusedHbmBytes(Shape(1, 2, 256, 64), DType::kFp32));
+    EXPECT_GE(variant.hbm_bytes(MakeShape(1, 2, 256, 64), DType::kFp32),
+              FusedHbmBytes(MakeShape(1, 2, 256, 64), DType::kFp32));
     EXPECT_EQ(FindVariantInfo(variant.id), &variant);
   }
   EXPECT_EQ(FindVariantInfo("no_such_kernel"), nullptr);
@@ -62,8 +53,8 @@ TEST(Registry, EveryVariantRunsATypicalShapeInEachOfItsDtypes) {
   for (const VariantInfo& variant : Catalogue())
     for (DType dtype : {DType::kFp32, DType::kFp16, DType::kBf16}) {
       if (!(variant.dtypes & DTypeBit(dtype))) continue;
-      EXPECT_EQ(CatalogueNotApplicable(variant, Shape(2, 8, 1000, 64), dtype), std::nullopt) << variant.id;
-      EXPECT_EQ(CatalogueNotApplicable(variant, Shape(1, 1, 1, 64, true), dtype), std::nullopt) << variant.id;
+      EXPECT_EQ(CatalogueNotApplicable(variant, MakeShape(2, 8, 1000, 64), dtype), std::nullopt) << variant.id;
+      EXPECT_EQ(CatalogueNotApplicable(variant, MakeShape(1, 1, 1, 64, true), dtype), std::nullopt) << variant.id;
     }
 }
 
@@ -71,34 +62,34 @@ TEST(Registry, NotApplicableSaysWhy) {
   const VariantInfo& warp = *FindVariantInfo("flash2_warp");
   const VariantInfo& wmma = *FindVariantInfo("flash2_wmma");
   const VariantInfo& naive = *FindVariantInfo("naive");
-  EXPECT_EQ(CatalogueNotApplicable(warp, Shape(1, 1, 128, 64), DType::kFp16).value_or(""),
+  EXPECT_EQ(CatalogueNotApplicable(warp, MakeShape(1, 1, 128, 64), DType::kFp16).value_or(""),
             "fp16: flash2_warp runs fp32 only");
-  EXPECT_EQ(CatalogueNotApplicable(wmma, Shape(1, 1, 128, 64), DType::kFp32).value_or(""),
+  EXPECT_EQ(CatalogueNotApplicable(wmma, MakeShape(1, 1, 128, 64), DType::kFp32).value_or(""),
             "fp32: flash2_wmma runs fp16, bf16 only");
-  EXPECT_EQ(CatalogueNotApplicable(warp, Shape(1, 1, 128, 96), DType::kFp32).value_or(""),
+  EXPECT_EQ(CatalogueNotApplicable(warp, MakeShape(1, 1, 128, 96), DType::kFp32).value_or(""),
             "d = 96: flash2_warp supports 32, 64, 128");
-  EXPECT_EQ(CatalogueNotApplicable(naive, Shape(1, 1, 128, 2000), DType::kFp32).value_or(""),
+  EXPECT_EQ(CatalogueNotApplicable(naive, MakeShape(1, 1, 128, 2000), DType::kFp32).value_or(""),
             "d = 2000: naive supports any d ≤ 1024");
-  EXPECT_EQ(CatalogueNotApplicable(naive, Shape(1, 1, 0, 64), DType::kFp32).value_or(""),
+  EXPECT_EQ(CatalogueNotApplicable(naive, MakeShape(1, 1, 0, 64), DType::kFp32).value_or(""),
             "N = 0: N must be at least 1");
-  EXPECT_EQ(CatalogueNotApplicable(naive, Shape(0, 4, 16, 64), DType::kFp32).value_or(""),
+  EXPECT_EQ(CatalogueNotApplicable(naive, MakeShape(0, 4, 16, 64), DType::kFp32).value_or(""),
             "B = 0, H = 4: both must be at least 1");
-  EXPECT_EQ(CatalogueNotApplicable(warp, Shape(700, 100, 16, 64), DType::kFp32).value_or(""),
+  EXPECT_EQ(CatalogueNotApplicable(warp, MakeShape(700, 100, 16, 64), DType::kFp32).value_or(""),
             "B·H = 70000: at most 65535 heads per launch");
-  AttentionShape infinite = Shape(1, 1, 16, 64);
+  AttentionShape infinite = MakeShape(1, 1, 16, 64);
   infinite.scale = INFINITY;
   EXPECT_EQ(CatalogueNotApplicable(warp, infinite, DType::kFp32).value_or(""), "scale = inf: must be finite");
   // naive/tiled/math take any d up to their limit, odd ones too.
-  EXPECT_EQ(CatalogueNotApplicable(naive, Shape(1, 1, 16, 37), DType::kFp32), std::nullopt);
+  EXPECT_EQ(CatalogueNotApplicable(naive, MakeShape(1, 1, 16, 37), DType::kFp32), std::nullopt);
 }
 
 TEST(Registry, FlopsAreFourBHN2dHalvedForCausal) {
-  EXPECT_DOUBLE_EQ(AttentionFlops(Shape(2, 3, 100, 64)), 4.0 * 6 * 100 * 100 * 64);
-  EXPECT_DOUBLE_EQ(AttentionFlops(Shape(2, 3, 100, 64, true)), 2.0 * 6 * 100 * 100 * 64);
+  EXPECT_DOUBLE_EQ(AttentionFlops(MakeShape(2, 3, 100, 64)), 4.0 * 6 * 100 * 100 * 64);
+  EXPECT_DOUBLE_EQ(AttentionFlops(MakeShape(2, 3, 100, 64, true)), 2.0 * 6 * 100 * 100 * 64);
 }
 
 TEST(Registry, ByteModels) {
-  const AttentionShape shape = Shape(1, 4, 1024, 64);
+  const AttentionShape shape = MakeShape(1, 4, 1024, 64);
   // Q, K, V read and O written once: 4 tensors of B·H·N·d elements.
   EXPECT_DOUBLE_EQ(FusedHbmBytes(shape, DType::kFp16), 4.0 * 4 * 1024 * 64 * 2);
   // Materializing adds S and P written and read: 4·B·H·N² elements.
@@ -109,7 +100,7 @@ TEST(Registry, ByteModels) {
   // Algorithm 1 moves O_i through HBM once per K/V tile: far more than the fused pass, less when causal.
   const double algorithm1 = Algorithm1HbmBytes(shape, DType::kFp32);
   EXPECT_GT(algorithm1, 10 * FusedHbmBytes(shape, DType::kFp32));
-  EXPECT_LT(Algorithm1HbmBytes(Shape(1, 4, 1024, 64, true), DType::kFp32), algorithm1);
+  EXPECT_LT(Algorithm1HbmBytes(MakeShape(1, 4, 1024, 64, true), DType::kFp32), algorithm1);
 }
 
 TEST(Registry, TextForms) {

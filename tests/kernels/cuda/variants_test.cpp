@@ -12,6 +12,7 @@
 #include "kernels/cuda/harness.h"
 #include "kernels/cuda/registry.h"
 #include "kernels/cuda/variants.h"
+#include "tests/kernels/cuda/make_shape.h"
 
 namespace flashviz::cuda {
 namespace {
@@ -42,17 +43,6 @@ std::vector<int> HeadDims(const VariantInfo& variant) {
   return dims;
 }
 
-AttentionShape Shape(int batch, int heads, int n, int d, bool causal) {
-  AttentionShape shape;
-  shape.batch = batch;
-  shape.heads = heads;
-  shape.n = n;
-  shape.d = d;
-  shape.scale = 1.0f / std::sqrt(static_cast<float>(d));
-  shape.causal = causal;
-  return shape;
-}
-
 std::vector<Case> AllCases() {
   struct Geometry {
     int batch, heads, n;
@@ -76,18 +66,18 @@ std::vector<Case> AllCases() {
           // those patterns are checked in fp32 only.
           if (std::string(variant.id) == "math" && dtype != DType::kFp32 && g.pattern != InputPattern::kUniform)
             continue;
-          cases.push_back({variant.id, dtype, Shape(g.batch, g.heads, g.n, d, g.causal), g.pattern, 0});
+          cases.push_back({variant.id, dtype, MakeShape(g.batch, g.heads, g.n, d, g.causal), g.pattern, 0});
         }
     }
   // The alternative tile shapes behind the options bits are checked too.
   for (int d : {32, 64, 128}) {
-    cases.push_back({"flash2_warp", DType::kFp32, Shape(2, 1, 200, d, true), InputPattern::kUniform,
-                     kFlash2WarpSmallTiles});
-    cases.push_back({"flash2_warp", DType::kFp32, Shape(1, 2, 257, d, false), InputPattern::kRisingKeys,
+    cases.push_back(
+        {"flash2_warp", DType::kFp32, MakeShape(2, 1, 200, d, true), InputPattern::kUniform, kFlash2WarpSmallTiles});
+    cases.push_back({"flash2_warp", DType::kFp32, MakeShape(1, 2, 257, d, false), InputPattern::kRisingKeys,
                      kFlash2WarpSmallTiles});
     for (DType dtype : {DType::kFp16, DType::kBf16})
-      cases.push_back({"flash2_wmma", dtype, Shape(2, 1, 333, d, true), InputPattern::kRisingKeys,
-                       kFlash2WmmaOtherWarps});
+      cases.push_back(
+          {"flash2_wmma", dtype, MakeShape(2, 1, 333, d, true), InputPattern::kRisingKeys, kFlash2WmmaOtherWarps});
   }
   return cases;
 }
@@ -121,7 +111,7 @@ std::vector<Case> SanitizerCases() {
     for (DType dtype : {DType::kFp32, DType::kFp16, DType::kBf16})
       if (variant.dtypes & DTypeBit(dtype))
         for (bool causal : {false, true})
-          cases.push_back({variant.id, dtype, Shape(1, 2, 70, 64, causal), InputPattern::kUniform, 0});
+          cases.push_back({variant.id, dtype, MakeShape(1, 2, 70, 64, causal), InputPattern::kUniform, 0});
   return cases;
 }
 
@@ -146,7 +136,7 @@ TEST(Harness, TimesEveryVariantAfterValidatingIt) {
     const DType dtype = (variant.dtypes & kFp32Only) ? DType::kFp32 : DType::kFp16;
     MeasureOptions options;
     options.repeats = 20;
-    const Measurement m = MeasureVariant(variant, Shape(2, 4, 256, 64, false), dtype, options);
+    const Measurement m = MeasureVariant(variant, MakeShape(2, 4, 256, 64, false), dtype, options);
     ASSERT_EQ(m.status, MeasureStatus::kOk) << variant.id << ": " << m.reason;
     EXPECT_GT(m.ms_min, 0.0) << variant.id;
     EXPECT_LE(m.ms_min, m.ms_median) << variant.id;
@@ -158,10 +148,12 @@ TEST(Harness, TimesEveryVariantAfterValidatingIt) {
 
 TEST(Harness, ReportsNotApplicableWithTheReason) {
   if (auto reason = CudaUnavailableReason()) GTEST_SKIP() << *reason;
-  const Measurement m = MeasureVariant(*FindVariantInfo("flash2_warp"), Shape(1, 1, 64, 64, false), DType::kFp16, {});
+  const Measurement m =
+      MeasureVariant(*FindVariantInfo("flash2_warp"), MakeShape(1, 1, 64, 64, false), DType::kFp16, {});
   EXPECT_EQ(m.status, MeasureStatus::kNotApplicable);
   EXPECT_EQ(m.reason, "fp16: flash2_warp runs fp32 only");
-  const Measurement huge = MeasureVariant(*FindVariantInfo("naive"), Shape(64, 64, 65536, 64, false), DType::kFp32, {});
+  const Measurement huge =
+      MeasureVariant(*FindVariantInfo("naive"), MakeShape(64, 64, 65536, 64, false), DType::kFp32, {});
   EXPECT_EQ(huge.status, MeasureStatus::kNotApplicable);  // S and P alone would need 4 TiB
   EXPECT_NE(huge.reason.find("device memory"), std::string::npos) << huge.reason;
 }

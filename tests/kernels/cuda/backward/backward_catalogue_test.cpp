@@ -7,20 +7,10 @@
 
 #include "kernels/common/input_error.h"
 #include "kernels/cuda/backward/backward_registry.h"
+#include "tests/kernels/cuda/make_shape.h"
 
 namespace flashviz::cuda {
 namespace {
-
-AttentionShape Shape(int batch, int heads, int n, int d, bool causal) {
-  AttentionShape shape;
-  shape.batch = batch;
-  shape.heads = heads;
-  shape.n = n;
-  shape.d = d;
-  shape.scale = 0.125f;
-  shape.causal = causal;
-  return shape;
-}
 
 TEST(BackwardCatalogue, RowsAreCompleteAndUnique) {
   std::set<std::string> ids;
@@ -42,12 +32,12 @@ TEST(BackwardCatalogue, RowsAreCompleteAndUnique) {
 }
 
 TEST(BackwardCatalogue, FlopsAreTwoAndAHalfForwards) {
-  EXPECT_DOUBLE_EQ(BackwardFlops(Shape(2, 3, 1024, 64, false)), 10.0 * 6 * 1024.0 * 1024 * 64);
-  EXPECT_DOUBLE_EQ(BackwardFlops(Shape(2, 3, 1024, 64, true)), 5.0 * 6 * 1024.0 * 1024 * 64);
+  EXPECT_DOUBLE_EQ(BackwardFlops(MakeShape(2, 3, 1024, 64, false)), 10.0 * 6 * 1024.0 * 1024 * 64);
+  EXPECT_DOUBLE_EQ(BackwardFlops(MakeShape(2, 3, 1024, 64, true)), 5.0 * 6 * 1024.0 * 1024 * 64);
 }
 
 TEST(BackwardCatalogue, WorkspaceHoldsWhatTheKernelsIndex) {
-  const AttentionShape shape = Shape(2, 3, 17, 64, false);
+  const AttentionShape shape = MakeShape(2, 3, 17, 64, false);
   const std::size_t rows = 6 * 17;
   EXPECT_EQ(NaiveBackwardWorkspaceBytes(shape, DType::kFp32), (3 * 6 * 17 * 17 + rows) * sizeof(float));
   EXPECT_EQ(Flash2BackwardWorkspaceBytes(shape, DType::kFp32), rows * sizeof(float));
@@ -59,25 +49,25 @@ TEST(BackwardCatalogue, RefusesWhatTheKernelsCannotRun) {
   const VariantInfo& naive = *FindBackwardInfo("naive_bwd");
   const VariantInfo& mma = *FindBackwardInfo("flash2_bwd_mma");
   const VariantInfo& flash2 = *FindBackwardInfo("flash2_bwd");
-  EXPECT_FALSE(CatalogueNotApplicable(naive, Shape(1, 1, 100, 40, true), DType::kFp32));
-  EXPECT_TRUE(CatalogueNotApplicable(naive, Shape(1, 1, 100, 64, false), DType::kFp16));
-  EXPECT_FALSE(CatalogueNotApplicable(mma, Shape(1, 1, 100, 128, false), DType::kBf16));
-  const auto reason = CatalogueNotApplicable(mma, Shape(1, 1, 100, 96, false), DType::kFp16);
+  EXPECT_FALSE(CatalogueNotApplicable(naive, MakeShape(1, 1, 100, 40, true), DType::kFp32));
+  EXPECT_TRUE(CatalogueNotApplicable(naive, MakeShape(1, 1, 100, 64, false), DType::kFp16));
+  EXPECT_FALSE(CatalogueNotApplicable(mma, MakeShape(1, 1, 100, 128, false), DType::kBf16));
+  const auto reason = CatalogueNotApplicable(mma, MakeShape(1, 1, 100, 96, false), DType::kFp16);
   ASSERT_TRUE(reason);
   EXPECT_NE(reason->find("64, 128"), std::string::npos) << *reason;
-  EXPECT_TRUE(CatalogueNotApplicable(mma, Shape(1, 1, 100, 64, false), DType::kFp32));
-  EXPECT_TRUE(CatalogueNotApplicable(flash2, Shape(1, 1, 100, 256, false), DType::kFp32));
+  EXPECT_TRUE(CatalogueNotApplicable(mma, MakeShape(1, 1, 100, 64, false), DType::kFp32));
+  EXPECT_TRUE(CatalogueNotApplicable(flash2, MakeShape(1, 1, 100, 256, false), DType::kFp32));
   const VariantInfo& tf32x3 = *FindBackwardInfo("flash2_bwd_tf32x3");
-  EXPECT_FALSE(CatalogueNotApplicable(tf32x3, Shape(1, 1, 100, 64, true), DType::kFp32));
-  EXPECT_TRUE(CatalogueNotApplicable(tf32x3, Shape(1, 1, 100, 128, false), DType::kFp32));
-  EXPECT_TRUE(CatalogueNotApplicable(tf32x3, Shape(1, 1, 100, 64, false), DType::kFp16));
+  EXPECT_FALSE(CatalogueNotApplicable(tf32x3, MakeShape(1, 1, 100, 64, true), DType::kFp32));
+  EXPECT_TRUE(CatalogueNotApplicable(tf32x3, MakeShape(1, 1, 100, 128, false), DType::kFp32));
+  EXPECT_TRUE(CatalogueNotApplicable(tf32x3, MakeShape(1, 1, 100, 64, false), DType::kFp16));
 }
 
 TEST(BackwardCatalogue, ByteModelsOrderTheProgression) {
   // naive_bwd's three N² matrices grow 4× when N doubles. The fused schedules grow as N²/B_c·d too (Q_i, dO_i
   // read and dQ_i read and written once per K/V tile; caches not counted), which is why their tiles matter:
   // the half-type kernel with its wider Q tiles moves less than the fp32 one.
-  const AttentionShape shape = Shape(1, 16, 4096, 64, false);
+  const AttentionShape shape = MakeShape(1, 16, 4096, 64, false);
   AttentionShape twice = shape;
   twice.n *= 2;
   EXPECT_NEAR(NaiveBackwardHbmBytes(twice, DType::kFp32) / NaiveBackwardHbmBytes(shape, DType::kFp32), 4.0, 0.05);

@@ -14,6 +14,7 @@
 #include "kernels/cuda/backward/backward_harness.h"
 #include "kernels/cuda/backward/backward_variants.h"
 #include "kernels/cuda/device_status.h"
+#include "tests/kernels/cuda/make_shape.h"
 
 namespace flashviz::cuda {
 namespace {
@@ -32,17 +33,6 @@ std::string CaseName(const testing::TestParamInfo<Case>& info) {
                  c.options ? Sprintf("_options%u", c.options).c_str() : "");
 }
 
-AttentionShape Shape(int batch, int heads, int n, int d, bool causal) {
-  AttentionShape shape;
-  shape.batch = batch;
-  shape.heads = heads;
-  shape.n = n;
-  shape.d = d;
-  shape.scale = 1.0f / std::sqrt(static_cast<float>(d));
-  shape.causal = causal;
-  return shape;
-}
-
 std::vector<Case> AllCases() {
   std::vector<Case> cases;
   for (const VariantInfo& variant : BackwardCatalogue()) {
@@ -59,9 +49,9 @@ std::vector<Case> AllCases() {
       for (int d : dims)
         for (unsigned options : option_words)
           for (bool causal : {false, true}) {
-            for (int n : {1, 17, 100, 257}) cases.push_back({id, dtype, Shape(2, 3, n, d, causal), options});
+            for (int n : {1, 17, 100, 257}) cases.push_back({id, dtype, MakeShape(2, 3, n, d, causal), options});
             // Several K/V and Q tiles (the pipelines' second buffers, the causal first tile per block), once per d.
-            if (dtype != DType::kBf16) cases.push_back({id, dtype, Shape(1, 2, 1000, d, causal), options});
+            if (dtype != DType::kBf16) cases.push_back({id, dtype, MakeShape(1, 2, 1000, d, causal), options});
           }
     }
   }
@@ -104,7 +94,7 @@ TEST(BackwardHarness, TimesAfterValidating) {
   options.warmup = 1;
   options.seed = FreshSeed();
   const Measurement m =
-      MeasureBackward(*FindBackwardInfo("flash2_bwd_mma"), Shape(2, 4, 512, 64, true), DType::kFp16, options);
+      MeasureBackward(*FindBackwardInfo("flash2_bwd_mma"), MakeShape(2, 4, 512, 64, true), DType::kFp16, options);
   ASSERT_EQ(m.status, MeasureStatus::kOk) << m.reason;
   EXPECT_GT(m.ms_median, 0.0);
   EXPECT_LE(m.ms_min, m.ms_median);
@@ -115,7 +105,7 @@ TEST(BackwardHarness, TimesAfterValidating) {
 TEST(BackwardHarness, RefusesWhatIsNotApplicable) {
   MeasureOptions options;
   const Measurement m =
-      MeasureBackward(*FindBackwardInfo("flash2_bwd_mma"), Shape(1, 1, 64, 64, false), DType::kFp32, options);
+      MeasureBackward(*FindBackwardInfo("flash2_bwd_mma"), MakeShape(1, 1, 64, 64, false), DType::kFp32, options);
   EXPECT_EQ(m.status, MeasureStatus::kNotApplicable);
   EXPECT_NE(m.reason.find("fp16"), std::string::npos) << m.reason;
 }
@@ -124,7 +114,7 @@ TEST(BackwardHarness, RefusesWhatIsNotApplicable) {
 TEST(BackwardLaunch, RejectsMissingOrMisalignedTensors) {
   alignas(16) static float storage[512];
   BackwardArgs args;
-  args.shape = Shape(1, 1, 4, 64, false);
+  args.shape = MakeShape(1, 1, 4, 64, false);
   args.dtype = DType::kFp16;
   EXPECT_EQ(LaunchFlash2BackwardMma(args), cudaErrorInvalidValue);  // every pointer null
   args.q = args.k = args.v = args.o = args.dout = storage;
