@@ -1,5 +1,6 @@
 // flashviz trace [problem options] --out FILE.jsonl [--o-out O.bin] [--summary]
 // flashviz trace --pass backward [--dout dO.bin] [--out FILE.jsonl] [--grads-out GRADS.bin] [--summary]
+// flashviz trace --decode [decode options] [--out FILE.jsonl] [--o-out O.bin] [--inputs-out QKV.bin] [--summary]
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <memory>
@@ -7,6 +8,7 @@
 #include "app/cli/commands.h"
 #include "app/cli/problem_options.h"
 #include "app/cli/progress.h"
+#include "app/io/decode_trace.h"
 #include "app/io/hw4_file.h"
 #include "app/io/trace_writer.h"
 #include "kernels/common/files.h"
@@ -24,6 +26,7 @@ struct TraceCommandOptions {
   std::string out;
   std::string o_out;
   std::string grads_out;
+  std::string inputs_out;
   bool summary = false;
   bool gpu = false;
   int probe_tile = 0, probe_row = 0;
@@ -131,7 +134,61 @@ class TraceSizeCheck {
   bool checked_ = false;
 };
 
+// --decode: the decode stepper's walk (kernels/cpu/decode.h).
+int RunDecodeTrace(const TraceCommandOptions& o) {
+  if (o.out.empty() && o.o_out.empty() && o.inputs_out.empty() && !o.summary)
+    throw UsageError("trace --decode needs --out FILE.jsonl, --o-out FILE, --inputs-out FILE or --summary");
+  if (!o.grads_out.empty()) throw UsageError("--grads-out writes the backward pass's gradients: not with --decode");
+  if (o.gpu) throw UsageError("--gpu is not available with --decode (flashviz bench --decode runs the decode kernels)");
+  const bool needs_numbers = !o.out.empty() || !o.o_out.empty() || !o.inputs_out.empty();
+  const LoadedDecodeProblem loaded = LoadDecodeProblem(o.problem, needs_numbers);
+  const DecodeStepper stepper(loaded.problem, loaded.inputs.get());
+  CommandFiles files;
+  OutputFile* trace_file = o.out.empty() ? nullptr : &files.AddOutput(o.out);
+  OutputFile* o_file = o.o_out.empty() ? nullptr : &files.AddOutput(o.o_out);
+  OutputFile* inputs_file = o.inputs_out.empty() ? nullptr : &files.AddOutput(o.inputs_out);
+  std::vector<double> output;
+  Ledger flash;
+  {
+    ProgressLine progress("trace", "steps", stepper.step_count());
+    std::unique_ptr<TraceSizeCheck> size_check;
+    if (trace_file) size_check = std::make_unique<TraceSizeCheck>(*trace_file, stepper.step_count());
+    const auto write_line = [&](std::string_view line, std::int64_t step) {
+      if (step >= 0) progress.Update(step + 1);
+      if (!trace_file) return;
+      trace_file->Write(line);
+      size_check->Line(step);
+    };
+    if (trace_file) {
+      output = WriteDecodeTrace(stepper, o.problem.seed, write_line);
+      flash = stepper.FinalLedger();
+    } else if (o_file) {
+      output = stepper.Walk([&](const DecodeState& state) {
+        progress.Update(state.info.step + 1);
+        return true;
+      });
+      flash = stepper.FinalLedger();
+    } else {
+      flash = stepper.FinalLedger();  // count-only
+    }
+    progress.Finish();
+  }
+  if (o_file) {
+    const std::vector<float> o32(output.begin(), output.end());
+    o_file->Write(o32.data(), o32.size() * sizeof(float));
+  }
+  if (inputs_file) {  // Q (H·R·d), then K and V (G·N·d each): everything needed to recompute O independently
+    for (const std::vector<float>* tensor : {&loaded.inputs->q, &loaded.inputs->k, &loaded.inputs->v})
+      inputs_file->Write(tensor->data(), tensor->size() * sizeof(float));
+  }
+  files.Commit();
+  if (o.summary) std::fputs(DecodeTraceSummary(loaded.problem, flash).c_str(), stdout);
+  return 0;
+}
+
 int RunTrace(const TraceCommandOptions& o) {
+  if (o.problem.decode) return RunDecodeTrace(o);
+  if (!o.inputs_out.empty()) throw UsageError("--inputs-out writes a decoding step's Q, K, V: add --decode");
   const bool backward = o.problem.pass == "backward";
   if (o.out.empty() && o.o_out.empty() && o.grads_out.empty() && !o.summary)
     throw UsageError(backward ? "trace needs --out FILE.jsonl, --grads-out FILE, --o-out FILE or --summary"
@@ -214,8 +271,12 @@ void AddTraceCommand(CLI::App& app, CommandList& commands) {
   CLI::App* cmd = app.add_subcommand("trace", "Write the stepper's state after every phase as JSON Lines");
   AddProblemOptions(*cmd, options->problem);
   cmd->add_option("--out", options->out, "the trace, one JSON object per step (first line: the config)");
-  cmd->add_option("--o-out", options->o_out,
-                  "the final O as raw float32 (N·d values; with --pass backward the O its forward pass saved)");
+  cmd->add_option(
+      "--o-out", options->o_out,
+      "the final O as raw float32 (N·d values; with --pass backward the O its forward pass saved; with --decode "
+      "H·R·d values, head-major)");
+  cmd->add_option("--inputs-out", options->inputs_out,
+                  "with --decode: the Q, K, V used as raw float32: Q (H·R·d), then K and V (G·N·d each), head-major");
   cmd->add_option("--grads-out", options->grads_out,
                   "with --pass backward: dQ, dK and dV as raw float32, 3·N·d values in that order");
   cmd->add_flag("--summary", options->summary,

@@ -61,6 +61,18 @@ void AddProblemOptions(CLI::App& cmd, ProblemOptions& o) {
   cmd.add_option("--dout", o.dout,
                  "with --pass backward: the upstream gradient dO as raw float32, N·d values (or B·N·d beside an "
                  "--input file: --batch picks it); default random in [-1, 1] from --seed");
+  cmd.add_flag("--decode", o.decode,
+               "decoding: R query rows per head against a KV cache of N keys, split-KV (flash-decoding) with grouped "
+               "query heads and a paged cache");
+  cmd.add_option("--q-rows", o.q_rows,
+                 "with --decode: query rows per head, R (default 1; more for speculative decoding)");
+  cmd.add_option("--kv-len", o.kv_len, "with --decode: keys in the KV cache, N (default 256)");
+  cmd.add_option("--splits", o.splits,
+                 "with --decode: KV splits S (default: from --sram, the largest chunk of whole pages whose tiles fit)");
+  cmd.add_option("--heads", o.heads, "with --decode: query heads H (default 4)");
+  cmd.add_option("--kv-heads", o.kv_heads,
+                 "with --decode: KV heads G, dividing H (default 2); query head h reads KV head floor(h·G/H)");
+  cmd.add_option("--page", o.page, "with --decode: tokens per block of the paged KV cache, P (default 16)");
 }
 
 void AddSeedOption(CLI::App& cmd, std::uint64_t& seed, const std::string& description) {
@@ -129,7 +141,54 @@ void AddUpstreamGradient(const ProblemOptions& o, int batches, LoadedProblem& lo
 
 }  // namespace
 
+void CheckNoDecodeOptions(const ProblemOptions& o) {
+  const std::pair<const char*, bool> given[] = {
+      {"--q-rows", o.q_rows.has_value()}, {"--kv-len", o.kv_len.has_value()},     {"--splits", o.splits.has_value()},
+      {"--heads", o.heads.has_value()},   {"--kv-heads", o.kv_heads.has_value()}, {"--page", o.page.has_value()}};
+  for (const auto& [name, set] : given)
+    if (set) throw UsageError(Sprintf("%s describes a decoding step: add --decode", name));
+}
+
+DecodeRequest ToDecodeRequest(const ProblemOptions& o) {
+  DecodeRequest request;
+  if (o.kv_len) request.kv_len = *o.kv_len;
+  if (o.d) request.d = *o.d;
+  if (o.q_rows) request.q_rows = *o.q_rows;
+  if (o.heads) request.heads = *o.heads;
+  if (o.kv_heads) request.kv_heads = *o.kv_heads;
+  if (o.page) request.page = *o.page;
+  request.splits = o.splits;
+  request.sram_bytes = o.sram_bytes;
+  request.scale = ParseScale(o.scale);
+  return request;
+}
+
+LoadedDecodeProblem LoadDecodeProblem(const ProblemOptions& o, bool with_inputs) {
+  // What describes the forward or backward pass's N × N problem has no meaning for one decoding step.
+  const std::pair<const char*, bool> refused[] = {
+      {"--n (the decode's KV length is --kv-len)", o.n.has_value()},
+      {"--br", o.br.has_value()},
+      {"--bc", o.bc.has_value()},
+      {"--order", o.order != "kv"},
+      {"--pass", o.pass != "forward"},
+      {"--causal (a decoding step's query rows come after every key in the cache)", o.causal},
+      {"--input", !o.input.empty()},
+      {"--batch", o.batch_given},
+      {"--dout", !o.dout.empty()}};
+  for (const auto& [name, set] : refused)
+    if (set) throw UsageError(Sprintf("%s does not apply to --decode", name));
+  LoadedDecodeProblem loaded;
+  try {
+    loaded.problem = ResolveDecodeProblem(ToDecodeRequest(o), o.seed);
+  } catch (const InputError& e) {
+    throw UsageError(e.what());
+  }
+  if (with_inputs) loaded.inputs = std::make_shared<DecodeInputs>(MakeRandomDecodeInputs(loaded.problem, o.seed));
+  return loaded;
+}
+
 LoadedProblem LoadProblem(const ProblemOptions& o, bool with_inputs) {
+  CheckNoDecodeOptions(o);
   LoadedProblem loaded;
   if (o.input.empty() && o.batch_given)
     throw UsageError("--batch picks a batch of an HW4 file: give it with --input FILE");

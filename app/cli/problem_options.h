@@ -1,5 +1,6 @@
 // The problem options shared by `gui` and `trace` (the README's command-line contract):
-// --n --d --br --bc --sram --order --pass --scale --causal --seed --input --batch --dout.
+// --n --d --br --bc --sram --order --pass --scale --causal --seed --input --batch --dout, and --decode with
+// --q-rows --kv-len --splits --heads --kv-heads --page.
 #pragma once
 
 #include <cstdint>
@@ -7,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "kernels/cpu/decode.h"
 #include "kernels/cpu/problem.h"
 #include "kernels/cpu/stepper.h"
 
@@ -28,6 +30,9 @@ struct ProblemOptions {
   std::string input;  // an HW4 file
   int batch = 0;
   bool batch_given = false;  // --batch without --input is refused, not ignored
+  // Decoding (--decode): R query rows per head against a KV cache of N keys, split-KV, grouped heads, pages.
+  bool decode = false;
+  std::optional<int> q_rows, kv_len, splits, heads, kv_heads, page;
 };
 
 void AddProblemOptions(CLI::App& command, ProblemOptions& options);
@@ -46,5 +51,17 @@ struct LoadedProblem {
 // `with_inputs` false skips generating or reading the data (count-only use).
 LoadedProblem LoadProblem(const ProblemOptions& options, bool with_inputs);
 ProblemRequest ToRequest(const ProblemOptions& options, int n, int d);
+
+// --decode: the decode problem (split count and block table resolved, see kernels/cpu/decode.h) and its random
+// inputs from --seed. The forward/backward pass's options that do not apply are refused, as are the decode options
+// without --decode.
+struct LoadedDecodeProblem {
+  DecodeProblem problem;
+  std::shared_ptr<const DecodeInputs> inputs;
+};
+LoadedDecodeProblem LoadDecodeProblem(const ProblemOptions& options, bool with_inputs);
+DecodeRequest ToDecodeRequest(const ProblemOptions& options);
+// Refuses decode options given without --decode (UsageError).
+void CheckNoDecodeOptions(const ProblemOptions& options);
 
 }  // namespace flashviz

@@ -5,8 +5,8 @@
 namespace flashviz {
 
 std::string_view HbmTensorName(HbmTensor tensor) {
-  static constexpr std::string_view kNames[kHbmTensorCount] = {"Q", "K", "V", "O", "l", "m", "L", "S", "P",
-                                                                 "dO", "dQ", "dK", "dV", "D", "dP", "dS"};
+  static constexpr std::string_view kNames[kHbmTensorCount] = {
+      "Q", "K", "V", "O", "l", "m", "L", "S", "P", "dO", "dQ", "dK", "dV", "D", "dP", "dS", "blocks", "O_s", "m_s,l_s"};
   return kNames[static_cast<int>(tensor)];
 }
 

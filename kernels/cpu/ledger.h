@@ -10,10 +10,31 @@
 namespace flashviz {
 
 // The tensors that live in HBM. S, P, dP and dS exist in HBM only in standard attention; dO, dQ, dK, dV and
-// D = rowsum(dO ∘ O) only in the backward pass.
-enum class HbmTensor : std::uint8_t { kQ, kK, kV, kO, kL, kM, kLse, kS, kP, kDO, kDQ, kDK, kDV, kD, kDP, kDS };
-inline constexpr int kHbmTensorCount = 16;
-// "Q", "K", "V", "O", "l", "m", "L", "S", "P", "dO", "dQ", "dK", "dV", "D", "dP", "dS"
+// D = rowsum(dO ∘ O) only in the backward pass; the block table (int32 entries, 4 bytes like a float) and the
+// split-KV partials (O_s, and m_s with ℓ_s) only in decoding.
+enum class HbmTensor : std::uint8_t {
+  kQ,
+  kK,
+  kV,
+  kO,
+  kL,
+  kM,
+  kLse,
+  kS,
+  kP,
+  kDO,
+  kDQ,
+  kDK,
+  kDV,
+  kD,
+  kDP,
+  kDS,
+  kBlockTable,
+  kOPartial,
+  kStatsPartial
+};
+inline constexpr int kHbmTensorCount = 19;
+// "Q", "K", "V", "O", "l", "m", "L", "S", "P", "dO", "dQ", "dK", "dV", "D", "dP", "dS", "blocks", "O_s", "m_s,l_s"
 std::string_view HbmTensorName(HbmTensor tensor);
 
 struct Traffic {
