@@ -3,7 +3,9 @@
 # that carries GPU tests, trace --gpu in both loop orders, the GUI's frames and the live GPU tab through EGL
 # on the NVIDIA GPU (screenshots and frame times), and a causal sweep of the CUDA progression next to
 # PyTorch's backends on the same shapes (the sweeps without the mask are kernels/README.md's), then the backward
-# pass: its GPU tests and a sweep of the backward variants next to PyTorch's backward on the same shapes.
+# pass: its GPU tests and a sweep of the backward variants next to PyTorch's backward on the same shapes; then
+# decoding: its GPU tests, `bench --decode` (fp16, bf16) next to PyTorch's SDPA on the same shapes, and a sweep of
+# flash_decode's split count.
 #
 # On the build machine (Release, sm_90):  scripts/gpu_check.sh pack BUILD_DIR PACK_DIR
 #   PACK_DIR gets the stripped binaries (xz), the GLFW/epoxy/stb/X11 runtime and the GUI's font, ready to copy.
@@ -13,23 +15,26 @@
 #   that points the glvnd loader at them.
 # FLASHVIZ_CHECK_PARTS (for both pack and run) picks the parts, comma-separated: tests (every GPU test binary),
 # trace (trace --gpu, both loop orders and the backward pass), gui (frames and the live tab through EGL), causal
-# (the forward causal sweep), bwd (the backward sweep next to PyTorch's backward); default all of them. `backward`
-# alone means the backward pass's tests and its sweep, for a device run of the backward alone. Two calls of
-# "tests,trace,gui" and "causal,bwd" split the whole check where one device call has too little time.
+# (the forward causal sweep), bwd (the backward sweep next to PyTorch's backward), decode (decoding: its tests, the
+# sweeps and the split-count sweep); default all of them. `backward` alone means the backward pass's tests and its
+# sweep, for a device run of the backward alone. Two calls of "tests,trace,gui" and "causal,bwd,decode" split the
+# whole check where one device call has too little time.
 # Every step has its own time limit, so one hang cannot eat the run.
 set -uo pipefail
 mode=${1:?pack or run}
-parts=${FLASHVIZ_CHECK_PARTS:-tests,trace,gui,causal,bwd}
+parts=${FLASHVIZ_CHECK_PARTS:-tests,trace,gui,causal,bwd,decode}
 
 tests=(kernels_cuda_registry_tests kernels_cuda_launch_table_tests kernels_cuda_gpu_tests kernels_cuda_mma_tests
        cuda_probe_tests hw4_kernel_gpu_tests hw4_cli_gpu_tests interop_tests live_view_tests viz_tests app_gui_tests
-       kernels_cuda_backward_gpu_tests)
+       kernels_cuda_backward_gpu_tests kernels_cuda_decode_gpu_tests)
 if [ "$parts" = backward ]; then
   tests=(kernels_cuda_backward_gpu_tests)
   parts=tests,bwd
 fi
 has() { [[ ",$parts," == *",$1,"* ]]; }
 has tests || tests=()
+# The decode part brings its own test binary when the tests part is not run.
+if has decode && ! has tests; then tests=(kernels_cuda_decode_gpu_tests); parts=$parts,tests; fi
 
 if [ "$mode" = pack ]; then
   build=${2:?build directory} dest=${3:?destination}
@@ -172,5 +177,41 @@ for r in sorted((r for r in rows if not r["kernel"].startswith("torch_")), key=l
           + "  ".join(cells) + status)
 PY
 grep -h -E "validation failed|error:" "$work"/bwd_*.log | head -10 | tee -a "$summary"
+fi
+
+# Decoding: flash_decode, flash_decode_paged (page 64) and decode_naive against PyTorch's SDPA backends (enable_gqa)
+# on the same shapes, B = 1, 8, 64 × N = 4096, 32768, 131072, H = 32, G = 8, R = 1, d = 128; each run measures the
+# device copy's bandwidth, the ceiling every row's share is of. Then flash_decode's split count forced to 1 … 128 at
+# B = 1 and 8 (where the automatic rule splits), beside the automatic rule's choice.
+if has decode; then
+say "== decoding (GB/s of the KV cache, share of the device copy's)"
+f=$bin/flashviz
+for dtype in fp16 bf16; do
+  timeout 300 "$f" bench --decode --dtype $dtype --csv "$work/decode_$dtype.csv" > "$work/decode_$dtype.out" \
+    2> "$work/decode_$dtype.log"
+  tail -5 "$work/decode_$dtype.out" | tee -a "$summary"
+  timeout 300 python3 scripts/peers.py --decode --dtype $dtype --csv "$work/decode_peers_$dtype.csv" \
+    2> "$work/decode_peers_$dtype.log"
+  grep -E "copy|GB/s" "$work/decode_peers_$dtype.log" | head -40 | tee -a "$summary"
+done
+for splits in 1 2 4 8 16 32 64 128 0; do
+  timeout 120 "$f" bench --decode --kernels flash_decode --batch 1,8 --kv-len 4096,32768,131072 --splits $splits \
+    --csv "$work/decode_splits_$splits.csv" > /dev/null 2> "$work/decode_splits_$splits.log"
+done
+python3 - "$work" <<'PY' | tee -a "$summary"
+import csv, glob, sys
+table = {}
+for path in sorted(glob.glob(sys.argv[1] + "/decode_splits_*.csv")):
+    forced = int(path.rsplit("_", 1)[1].split(".")[0])
+    for r in csv.DictReader(open(path)):
+        cell = f"{float(r['gbps']):6.0f}/{r['splits']:>3s}" if r["status"] == "ok" else "   n/a    "
+        table.setdefault((int(r["B"]), int(r["N"])), {})[forced] = cell
+forced = [1, 2, 4, 8, 16, 32, 64, 128, 0]
+print("split sweep, flash_decode fp16 (GB/s / splits run; 0 = the automatic rule)")
+print("   B       N  " + " ".join(f"{('auto' if s == 0 else s):>10}" for s in forced))
+for (b, n), cells in sorted(table.items()):
+    print(f"{b:4d} {n:7d}  " + " ".join(f"{cells.get(s, '-'):>10s}" for s in forced))
+PY
+grep -h -E "validation failed|error" "$work"/decode_*.log | head -10 | tee -a "$summary"
 fi
 cp "$summary" "$work/"

@@ -19,9 +19,12 @@ struct FrameReport {
   // Where the step view put its parts (tests check that nothing overlaps).
   bool step_view_drawn = false;
   ScreenRect step_q, step_kt, step_s, step_vt, step_o, step_zoom, step_area;
-  // The backward pass's step view: its eight HBM columns, then its tile grids (S_ij/P_ij, dP_ij/dS_ij, dV_j, dK_j,
-  // dQ_i) as drawn.
-  std::vector<ScreenRect> backward_parts;
+  // The step view's parts drawn apart from the matrices: the backward pass's eight HBM columns and its tile grids
+  // (S_ij/P_ij, dP_ij/dS_ij, dV_j, dK_j, dQ_i); decoding's pool and its grids (the split, the partials, the merge).
+  std::vector<ScreenRect> tile_grids;
+  // Decoding: the pool blocks framed as the current split's, and whether the split's S/P~ showed its numbers.
+  std::vector<ScreenRect> decode_split_blocks;
+  bool split_numbers_shown = false;
   // The timeline's step/tile labels and the narration below them (tests check that they do not overlap).
   bool timeline_drawn = false;
   ScreenRect timeline_labels, timeline_narration, timeline_scrubber;

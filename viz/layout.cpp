@@ -64,7 +64,7 @@ struct MenuRequests {
   bool open_save = false, open_load = false;
 };
 
-void DrawMenuBar(UiState& ui, MenuRequests& requests) {
+void DrawMenuBar(const Model& model, UiState& ui, MenuRequests& requests) {
   if (!ImGui::BeginMainMenuBar()) return;
   if (ImGui::BeginMenu("File")) {
     if (ImGui::MenuItem("Save session…", "Ctrl+S")) requests.open_save = true;
@@ -80,7 +80,7 @@ void DrawMenuBar(UiState& ui, MenuRequests& requests) {
   if (ImGui::BeginMenu("View")) {
     for (const PanelInfo& panel : Panels()) {
       bool open = IsPanelOpen(ui, panel);
-      if (ImGui::MenuItem(PlainNotation(panel.title).c_str(), nullptr, &open)) {
+      if (ImGui::MenuItem(PlainNotation(panel.title).c_str(), nullptr, &open, PanelApplies(panel, model))) {
         SetPanelOpen(ui, panel, open);
         if (open && panel.slot == PanelSlot::kCentreTab) ui.focus_tab = panel.id;
       }
@@ -243,9 +243,9 @@ void DrawShortcuts(UiState& ui) {
 // [SECTION] the slots
 // ---------------------------------------------------------------------------------------------------------
 
-bool AnyOpen(const UiState& ui, PanelSlot slot) {
+bool AnyOpen(const UiState& ui, const Model& model, PanelSlot slot) {
   for (const PanelInfo& p : Panels())
-    if (p.slot == slot && IsPanelOpen(ui, p)) return true;
+    if (p.slot == slot && PanelShown(ui, model, p)) return true;
   return false;
 }
 
@@ -268,7 +268,7 @@ void DrawSidebar(const Model& model, UiState& ui, const ScreenRect& r, bool over
   PlaceWindow(r, overlay);
   if (ImGui::Begin("##sidebar", nullptr, kFixed | ImGuiWindowFlags_NoTitleBar)) {
     for (const PanelInfo& p : Panels()) {
-      if (p.slot != PanelSlot::kSidebar || !IsPanelOpen(ui, p)) continue;
+      if (p.slot != PanelSlot::kSidebar || !PanelShown(ui, model, p)) continue;
       if (lesson_only && std::string_view(p.id) != "lesson") continue;
       ImGui::PushID(p.id);
       if (ImGui::CollapsingHeader((PanelTitle(p, model) + "###" + p.id).c_str(), ImGuiTreeNodeFlags_DefaultOpen))
@@ -285,7 +285,7 @@ void DrawCentre(const Model& model, UiState& ui, const ScreenRect& r) {
                                             ImGuiWindowFlags_NoScrollWithMouse)) {
     if (ImGui::BeginTabBar("##tabs")) {
       for (const PanelInfo& p : Panels()) {
-        if (p.slot != PanelSlot::kCentreTab || !IsPanelOpen(ui, p)) continue;
+        if (p.slot != PanelSlot::kCentreTab || !PanelShown(ui, model, p)) continue;
         const ImGuiTabItemFlags flags = ui.focus_tab == p.id ? ImGuiTabItemFlags_SetSelected : 0;
         bool open = true;
         const std::string title = PanelTitle(p, model) + "###" + p.id;
@@ -309,10 +309,10 @@ void DrawCentre(const Model& model, UiState& ui, const ScreenRect& r) {
 void DrawRight(const Model& model, UiState& ui, const ScreenRect& r, bool overlay = false) {
   float total = 0;
   for (const PanelInfo& p : Panels())
-    if (p.slot == PanelSlot::kRight && IsPanelOpen(ui, p)) total += std::max(p.weight, 0.05f);
+    if (p.slot == PanelSlot::kRight && PanelShown(ui, model, p)) total += std::max(p.weight, 0.05f);
   float y = r.min.y;
   for (const PanelInfo& p : Panels()) {
-    if (p.slot != PanelSlot::kRight || !IsPanelOpen(ui, p)) continue;
+    if (p.slot != PanelSlot::kRight || !PanelShown(ui, model, p)) continue;
     const float h = std::floor(r.height() * std::max(p.weight, 0.05f) / total);
     PlaceWindow({ImVec2(r.min.x, y), ImVec2(r.max.x, std::min(r.max.y, y + h))}, overlay);
     bool open = true;
@@ -328,7 +328,7 @@ void DrawBottom(const Model& model, UiState& ui, const ScreenRect& r) {
   PlaceWindow(r);
   if (ImGui::Begin("##bottom", nullptr, kFixed | ImGuiWindowFlags_NoTitleBar)) {
     for (const PanelInfo& p : Panels())
-      if (p.slot == PanelSlot::kBottom && IsPanelOpen(ui, p)) {
+      if (p.slot == PanelSlot::kBottom && PanelShown(ui, model, p)) {
         ImGui::PushID(p.id);
         p.draw(model, ui);
         ImGui::PopID();
@@ -382,7 +382,7 @@ void DrawPointerRing(const ScreenRect& centre, float scale) {
 void DrawUi(const Model& model, UiState& ui) {
   if (FrameReport* report = CurrentFrameReport()) *report = {};
   MenuRequests requests;
-  DrawMenuBar(ui, requests);
+  DrawMenuBar(model, ui, requests);
   if (requests.open_save || ui.open_save_dialog) ImGui::OpenPopup("Save session");
   if (requests.open_load || ui.open_load_dialog) ImGui::OpenPopup("Load session");
   if (ui.open_export_dialog) ImGui::OpenPopup("Export for slides");
@@ -404,9 +404,9 @@ void DrawUi(const Model& model, UiState& ui) {
   const float strip_w = std::floor(ImGui::GetFrameHeight() + 2 * style.WindowPadding.x);
   const float sidebar_w = !fold ? -1.0f : lesson_only ? std::floor(std::min(270.0f * layout_scale, display.x * 0.26f))
                                                       : strip_w;
-  const bool has_sidebar = AnyOpen(ui, PanelSlot::kSidebar), has_right = AnyOpen(ui, PanelSlot::kRight);
+  const bool has_sidebar = AnyOpen(ui, model, PanelSlot::kSidebar), has_right = AnyOpen(ui, model, PanelSlot::kRight);
   const UiLayout L = ComputeUiLayout(display, menu_h, bottom_h, layout_scale, has_sidebar, has_right,
-                                     AnyOpen(ui, PanelSlot::kBottom), sidebar_w, fold ? strip_w : -1.0f);
+                                     AnyOpen(ui, model, PanelSlot::kBottom), sidebar_w, fold ? strip_w : -1.0f);
   if (!fold) ui.peek.clear();
   if (L.has_sidebar) {
     if (fold && !lesson_only) DrawStrip(model, ui, "##left-strip", L.sidebar, true);

@@ -5,6 +5,7 @@
 #include "viz/model.h"
 
 #include "kernels/cpu/backward_reference.h"
+#include "kernels/cpu/decode_reference.h"
 
 #include <algorithm>
 #include <cmath>
@@ -42,6 +43,21 @@ std::optional<std::string> GuiProblemError(const AttentionProblem& p) {
     return Sprintf("%lld steps (T_r = %d × T_c = %d tile pairs) is more than the step view replays quickly "
                    "(%lld); use larger tiles (B_r, B_c or SRAM M) or a smaller N",
                    static_cast<long long>(steps), p.tr(), p.tc(), static_cast<long long>(kGuiMaxSteps));
+  return std::nullopt;
+}
+
+std::optional<std::string> DecodeGuiProblemError(const DecodeProblem& p) {
+  const std::int64_t values = std::int64_t{p.shape.kv_heads} * p.kv_len() * p.d();
+  if (values > kGuiMaxValuesPerMatrix)
+    return Sprintf(
+        "G·N·d = %lld is more than the decode view holds (%lld values); `flashviz trace --decode "
+        "--summary` counts any size",
+        static_cast<long long>(values), static_cast<long long>(kGuiMaxValuesPerMatrix));
+  const std::int64_t steps = DecodeStepper(p, nullptr).step_count();
+  if (steps > kGuiMaxSteps / 64)
+    return Sprintf("%lld steps (%d KV heads × %d splits) is more than the decode view replays quickly (%lld)",
+                   static_cast<long long>(steps), p.shape.kv_heads, p.splits,
+                   static_cast<long long>(kGuiMaxSteps / 64));
   return std::nullopt;
 }
 
@@ -86,6 +102,7 @@ void Model::SetProblem(const AttentionProblem& problem, std::shared_ptr<const At
                        ProblemOrigin origin) {
   // Build everything first so a throw (bad input sizes) leaves the old problem in place.
   auto stepper = std::make_unique<Stepper>(problem, inputs.get());
+  decode_.reset();
   const Ledger final_ledger = stepper->FinalLedger();
   problem_ = problem;
   inputs_ = std::move(inputs);
@@ -144,13 +161,46 @@ void Model::SetProblem(const AttentionProblem& problem, std::shared_ptr<const At
       false);
 }
 
+void Model::SetDecodeProblem(const DecodeProblem& problem, std::shared_ptr<const DecodeInputs> inputs) {
+  if (!stepper_) throw std::logic_error("Model::SetDecodeProblem: set a forward problem first");
+  auto decode = std::make_unique<Decode>(problem, std::move(inputs));
+  // Small by construction (the GUI's limits): the reference and both ledgers on the frame thread.
+  decode->reference =
+      ReferenceDecode(problem.shape, decode->inputs->q.data(), decode->inputs->k.data(), decode->inputs->v.data(), 1);
+  decode->final_ledger = decode->stepper.FinalLedger();
+  decode->naive_ledger = DecodeNaiveLedger(problem);
+  decode->abs_max = std::max({AbsMax(decode->inputs->q), AbsMax(decode->inputs->k), AbsMax(decode->inputs->v)});
+  decode_ = std::move(decode);
+  ++problem_version_;
+  step_ = 0;
+  RefreshDecodeStep(-1);
+}
+
+void Model::RefreshDecodeStep(std::int64_t old_step) {
+  Decode& d = *decode_;
+  if (old_step >= 0 && step_ == old_step + 1) {
+    d.previous = std::move(d.state);
+    d.state = d.stepper.StateAt(step_);
+  } else if (old_step >= 0 && step_ == old_step - 1) {
+    d.state = std::move(d.previous);
+    if (step_ > 0) d.previous = d.stepper.StateAt(step_ - 1);
+  } else {
+    d.state = d.stepper.StateAt(step_);
+    if (step_ > 0) d.previous = d.stepper.StateAt(step_ - 1);
+  }
+  ++step_version_;
+}
+
 void Model::SetStep(std::int64_t step) {
   if (!stepper_) return;
   step = std::clamp<std::int64_t>(step, 0, step_count() - 1);
   if (step == step_) return;
   const std::int64_t old = step_;
   step_ = step;
-  RefreshStep(old);
+  if (decode_)
+    RefreshDecodeStep(old);
+  else
+    RefreshStep(old);
 }
 
 void Model::RefreshStep(std::int64_t old_step) {
@@ -187,7 +237,22 @@ int Model::phases_per_iteration() const {
   return static_cast<int>(TileIterationPhases(problem_).size());
 }
 
+std::vector<std::int64_t> DecodeUnitStarts(const DecodeStepper& stepper) {
+  const DecodeProblem& p = stepper.problem();
+  std::vector<std::int64_t> starts;
+  for (int g = 0; g < p.shape.kv_heads; ++g)
+    for (int s = 0; s < p.splits; ++s) starts.push_back(stepper.FirstStepOfSplit(g, s));
+  if (p.splits > 1)
+    for (int g = 0; g < p.shape.kv_heads; ++g) starts.push_back(stepper.FirstStepOfMerge(g));
+  return starts;
+}
+
 std::int64_t Model::NextTileIterationStep() const {
+  if (decode_) {
+    for (const std::int64_t start : DecodeUnitStarts(decode_->stepper))
+      if (start > step_) return start;
+    return step_count() - 1;
+  }
   const Schedule& s = schedule();
   std::int64_t lo = 0, hi = s.tile_iteration_count();
   while (lo < hi) {
@@ -199,6 +264,12 @@ std::int64_t Model::NextTileIterationStep() const {
 }
 
 std::int64_t Model::PreviousTileIterationStep() const {
+  if (decode_) {
+    std::int64_t before = 0;
+    for (const std::int64_t start : DecodeUnitStarts(decode_->stepper))
+      if (start < step_) before = start;
+    return before;
+  }
   const Schedule& s = schedule();
   std::int64_t lo = 0, hi = s.tile_iteration_count();  // first t whose start is ≥ step
   while (lo < hi) {

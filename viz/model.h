@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/cpu/decode.h"
 #include "kernels/cpu/ledger.h"
 #include "kernels/cpu/problem.h"
 #include "kernels/cpu/reference.h"
@@ -83,6 +84,10 @@ class Model {
   // Replaces the problem; the cursor goes to step 0. `inputs` must match the problem's N and d.
   void SetProblem(const AttentionProblem& problem, std::shared_ptr<const AttentionInputs> inputs,
                   ProblemOrigin origin);
+  // Decoding (the form's decode switch, `--decode`, the Decode preset): the cursor walks the decode stepper; the
+  // forward problem stays loaded underneath (a forward problem must be set first) and returns with SetProblem.
+  // Throws std::invalid_argument when `inputs` do not match.
+  void SetDecodeProblem(const DecodeProblem& problem, std::shared_ptr<const DecodeInputs> inputs);
   void SetStep(std::int64_t step);  // clamped to [0, step_count)
   void Update();                    // takes finished background work; call once per frame before drawing
   void WaitIdle();                  // blocks until background work is done (tests, screenshots)
@@ -96,7 +101,9 @@ class Model {
   const Stepper& stepper() const { return *stepper_; }
   const Schedule& schedule() const { return stepper_->schedule(); }
   std::int64_t step() const { return step_; }
-  std::int64_t step_count() const { return stepper_ ? stepper_->step_count() : 0; }
+  std::int64_t step_count() const {
+    return decode_ ? decode_->stepper.step_count() : stepper_ ? stepper_->step_count() : 0;
+  }
   int phases_per_iteration() const;
   // Change whenever the problem (resp. the step or problem) changes: keys for caches in the views.
   std::uint64_t problem_version() const { return problem_version_; }
@@ -117,6 +124,20 @@ class Model {
   // The step that begins the tile iteration after / before the cursor's (for Shift+←/→).
   std::int64_t NextTileIterationStep() const;
   std::int64_t PreviousTileIterationStep() const;
+
+  // Decoding. Valid only in decode mode.
+  bool decode_mode() const { return decode_ != nullptr; }
+  const DecodeProblem& decode_problem() const { return decode_->problem; }
+  const DecodeStepper& decode_stepper() const { return decode_->stepper; }
+  const DecodeInputs& decode_inputs() const { return *decode_->inputs; }
+  const DecodeState& decode_state() const { return decode_->state; }
+  const DecodeState* decode_previous() const { return step_ > 0 ? &decode_->previous : nullptr; }
+  // O (H × R × d) of the float64 reference; decode_naive's and flash-decoding's whole ledgers.
+  const std::vector<double>& decode_reference() const { return decode_->reference; }
+  const Ledger& decode_final_ledger() const { return decode_->final_ledger; }
+  const Ledger& decode_naive_ledger() const { return decode_->naive_ledger; }
+  // The largest |Q|, |K|, |V| of the decode inputs (colour ranges).
+  double decode_abs_max() const { return decode_->abs_max; }
 
   double q_abs_max() const { return q_abs_max_; }
   double k_abs_max() const { return k_abs_max_; }
@@ -157,7 +178,21 @@ class Model {
   void RequestBackgroundWork(std::int64_t old_step);
   bool PatchHbmOutput(std::int64_t old_step);
 
+  struct Decode {
+    Decode(const DecodeProblem& p, std::shared_ptr<const DecodeInputs> in)
+        : problem(p), inputs(std::move(in)), stepper(problem, inputs.get()) {}
+    DecodeProblem problem;
+    std::shared_ptr<const DecodeInputs> inputs;
+    DecodeStepper stepper;
+    DecodeState state, previous;
+    std::vector<double> reference;
+    Ledger final_ledger, naive_ledger;
+    double abs_max = 1;
+  };
+  void RefreshDecodeStep(std::int64_t old_step);
+
   AttentionProblem problem_;
+  std::unique_ptr<Decode> decode_;
   std::shared_ptr<const AttentionInputs> inputs_;
   ProblemOrigin origin_;
   std::unique_ptr<Stepper> stepper_;
@@ -191,6 +226,12 @@ class Model {
   };
   mutable std::optional<VortexMemo> vortex_;
 };
+
+// Why the GUI will not open a decode problem (too many values or steps to step through), or nothing.
+std::optional<std::string> DecodeGuiProblemError(const DecodeProblem& problem);
+// Decoding's "tile iterations" for Shift+←/→ and playback by iteration: the first step of each split of each KV
+// head, then of each KV head's merge.
+std::vector<std::int64_t> DecodeUnitStarts(const DecodeStepper& stepper);
 
 // The N of the log-log sweep: powers of two from 16 to 32768, plus the current N.
 std::vector<int> SweepSizes(int current_n);

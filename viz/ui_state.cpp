@@ -23,6 +23,23 @@ ProblemRequest ProblemForm::ToRequest() const {
   return r;
 }
 
+DecodeRequest ProblemForm::ToDecodeRequest() const {
+  DecodeRequest r;
+  r.kv_len = kv_len;
+  r.d = d;
+  r.q_rows = q_rows;
+  r.heads = heads;
+  r.kv_heads = kv_heads;
+  r.page = page;
+  if (!splits_from_sram) r.splits = splits;
+  r.sram_bytes = sram_bytes;
+  if (scale_mode == ScaleMode::kNone)
+    r.scale = 1.0;
+  else if (scale_mode == ScaleMode::kCustom)
+    r.scale = scale;
+  return r;
+}
+
 namespace {
 
 ProblemForm Form(int n, int d, int br, int bc, std::int64_t sram, LoopOrder order, bool causal, std::uint64_t seed,
@@ -46,7 +63,13 @@ ProblemForm Backward(ProblemForm form) {
   return form;
 }
 
-const std::array<Preset, 5> kPresets = {{
+ProblemForm Decode() {
+  ProblemForm form = Form(64, 8, 0, 0, kDefaultSramBytes, LoopOrder::kKvOuter, false, 2);
+  form.decode = true;  // the form's decode defaults: N = 64 keys, H = 4 over G = 2, R = 1, P = 8, S = 4
+  return form;
+}
+
+const std::array<Preset, 6> kPresets = {{
     {"first-lesson", "First lesson",
      "N = 8, d = 4, B_r = B_c = 2: four Q tiles and four K/V tiles, every number visible",
      Form(8, 4, 2, 2, kDefaultSramBytes, LoopOrder::kKvOuter, false, 1)},
@@ -63,6 +86,10 @@ const std::array<Preset, 5> kPresets = {{
      "N = 8, d = 4, B_r = B_c = 2: FlashAttention-2's backward pass (dK_j, dV_j on chip, dQ_i through HBM) after "
      "the forward pass that saves O and L",
      Backward(Form(8, 4, 2, 2, kDefaultSramBytes, LoopOrder::kQOuter, false, 1))},
+    {"decode", "Decoding",
+     "one new token: H = 4 query heads over G = 2 KV heads against a paged cache of 64 keys (pages of 8), split "
+     "4 ways (flash-decoding) and merged",
+     Decode()},
 }};
 
 }  // namespace

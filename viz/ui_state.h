@@ -16,6 +16,7 @@
 #include <string>
 #include <string_view>
 
+#include "kernels/cpu/decode.h"
 #include "kernels/cpu/problem.h"
 #include "viz/heatmap.h"
 #include "viz/theme.h"
@@ -39,9 +40,15 @@ struct ProblemForm {
   std::string input_path;  // an HW4 file: Q, K, V (and N, d) from it; empty: random inputs from `seed`
   int batch = 0;
   std::string dout_path;  // the backward pass's dO (raw float32); empty: random from `seed`
+  // Decoding (kernels/cpu/decode.h): when set, these and d, M, the scale and the seed make the problem.
+  bool decode = false;
+  int kv_len = 64, heads = 4, kv_heads = 2, q_rows = 1, page = 8;
+  bool splits_from_sram = false;  // S from M; otherwise `splits`
+  int splits = 4;
 
   // The request for the kernels (N and d as given; with a file the app takes them from its header).
   ProblemRequest ToRequest() const;
+  DecodeRequest ToDecodeRequest() const;
   bool operator==(const ProblemForm&) const = default;
 };
 
@@ -51,8 +58,8 @@ struct Preset {
   const char* description;
   ProblemForm form;
 };
-// First lesson (N = 8, d = 4), the Vortex report (N = 64, d = 8), the assignment (N = 1024, d = 64), causal, and
-// the backward pass (N = 8, d = 4).
+// First lesson (N = 8, d = 4), the Vortex report (N = 64, d = 8), the assignment (N = 1024, d = 64), causal, the
+// backward pass (N = 8, d = 4) and decoding (N = 64 keys, H = 4 query heads over G = 2 KV heads, S = 4 splits).
 std::span<const Preset> Presets();
 const Preset* FindPreset(const std::string& id);
 

@@ -10,6 +10,15 @@
 // (kernels/cuda/backward: dQ, dK, dV from Q, K, V, O, dO and L, checked against the float64 backward reference;
 // TFLOP/s count 10·B·H·N²·d, halved for causal), with the same CSV columns; max_abs_error then holds the
 // relative error max |error| / max |reference| of the worst gradient (kernels/cuda/backward/backward_harness.h).
+//
+// flashviz bench --decode [--kernels all|ID,...] [--batch LIST] [--kv-len LIST] [--heads H] [--kv-heads G]
+//                [--q-rows R] [--d D] [--page P] [--splits S] [--dtype fp16|bf16] --csv F
+// A decoding step (kernels/cuda/decode): R query rows per head against a KV cache of N keys, for every B × N of the
+// lists (defaults 1,8,64 × 4096,32768,131072; H = 32, G = 8, d = 128, fp16, page 64 for flash_decode_paged). Each
+// point validated against the float64 decode reference, then timed; the HBM ceiling is measured in the same run
+// by a 2 GiB device copy, and every row reports the KV cache's GB/s and its share of the copy's. A shape whose
+// buffers do not fit in the GPU's memory gets a "not applicable: does not fit ..." row. The CSV has the bench
+// columns followed by kv_heads, q_rows, page, splits, gbps, copy_gbps, share (kernels/cuda/decode/decode_registry.h).
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cmath>
@@ -25,9 +34,11 @@
 #include "kernels/cpu/problem.h"
 #include "kernels/cuda/backward/backward_registry.h"
 #include "kernels/cuda/bench_results.h"
+#include "kernels/cuda/decode/decode_registry.h"
 #include "kernels/cuda/registry.h"
 #ifdef FLASHVIZ_HAVE_CUDA
 #include "kernels/cuda/backward/backward_harness.h"
+#include "kernels/cuda/decode/decode_harness.h"
 #include "kernels/cuda/harness.h"
 #endif
 #ifdef FLASHVIZ_HAVE_VIZ
@@ -42,9 +53,19 @@ struct BenchOptions {
   std::string kernels = "all";
   std::string n_list = "512,1024,2048,4096,8192,16384";
   int d = 64;
-  int batch = 0;
+  std::string batch;  // one B (forward, backward; empty: automatic) or a list (--decode)
   int heads = 16;
   std::string dtype = "fp32";
+  // --decode: a decoding step against a KV cache. --heads, --d, --dtype and --batch take decode's defaults (32,
+  // 128, fp16, 1,8,64) unless given.
+  bool decode = false;
+  std::string kv_len_list = "4096,32768,131072";
+  int kv_heads = 8;
+  int q_rows = 1;
+  int page = 64;
+  int splits = 0;
+  CLI::Option* heads_option = nullptr;
+  CLI::Option* dtype_option = nullptr;
   bool causal = false;
   std::string csv, png, peers, replot;
   CLI::Option* d_option = nullptr;  // --replot keeps only rows of this d when --d is given
@@ -82,7 +103,13 @@ cuda::SweepSpec ToSpec(const BenchOptions& o) {
   if (!dtype) throw UsageError("--dtype " + o.dtype + ": fp32, fp16 or bf16");
   spec.dtype = *dtype;
   spec.d = o.d;
-  spec.batch = o.batch;
+  if (!o.batch.empty()) {
+    char* rest = nullptr;
+    const long batch = std::strtol(o.batch.c_str(), &rest, 10);
+    if (*rest != '\0' || batch < 0 || batch > 1 << 20)
+      throw UsageError("--batch: '" + o.batch + "' is not one batch size (a list is for --decode)");
+    spec.batch = static_cast<int>(batch);
+  }
   spec.heads = o.heads;
   spec.causal = o.causal;
   spec.repeats = o.repeats;
@@ -181,8 +208,154 @@ void PrintSummary(const std::vector<cuda::BenchRow>& rows) {
 }
 #endif
 
+std::vector<int> ParsePositiveList(const std::string& text, const char* option, int most) {
+  std::vector<int> values;
+  for (const std::string& item : SplitList(text)) {
+    char* rest = nullptr;
+    const long value = std::strtol(item.c_str(), &rest, 10);
+    if (*rest != '\0' || value < 1 || value > most)
+      throw UsageError(Sprintf("%s: '%s' is not a number from 1 to %d", option, item.c_str(), most));
+    values.push_back(static_cast<int>(value));
+  }
+  if (values.empty()) throw UsageError(Sprintf("%s: give at least one value", option));
+  return values;
+}
+
+#ifdef FLASHVIZ_HAVE_CUDA
+// GB/s (share of the copy's) per kernel and shape, the last thing printed: what a log tail shows.
+void PrintDecodeSummary(const std::vector<cuda::DecodeBenchRow>& rows) {
+  std::vector<std::string> kernels;
+  std::vector<std::pair<int, int>> shapes;  // (B, N)
+  std::map<std::pair<std::string, std::pair<int, int>>, const cuda::DecodeBenchRow*> cell;
+  for (const cuda::DecodeBenchRow& r : rows) {
+    const std::pair<int, int> shape{r.row.batch, r.row.n};
+    if (std::find(kernels.begin(), kernels.end(), r.row.kernel) == kernels.end()) kernels.push_back(r.row.kernel);
+    if (std::find(shapes.begin(), shapes.end(), shape) == shapes.end()) shapes.push_back(shape);
+    cell[{r.row.kernel, shape}] = &r;
+  }
+  std::printf("%-18s", "GB/s (of copy)");
+  for (const auto& [b, n] : shapes) std::printf(" %15s", Sprintf("B=%d N=%d", b, n).c_str());
+  std::printf("\n");
+  for (const std::string& kernel : kernels) {
+    std::printf("%-18s", kernel.c_str());
+    for (const auto& shape : shapes) {
+      const auto it = cell.find({kernel, shape});
+      std::string text = "–";
+      if (it != cell.end() && it->second->row.Ok())
+        text = Sprintf("%.0f (%.0f%%)", it->second->gbps, 100.0 * it->second->share);
+      else if (it != cell.end())
+        text = it->second->row.status.substr(0, it->second->row.status.find(':'));
+      std::printf(" %15s", text.c_str());
+    }
+    std::printf("\n");
+  }
+}
+#endif
+
+int RunDecodeBench(const BenchOptions& o) {
+  if (o.csv.empty()) throw UsageError("--csv FILE is required (the results, one row per kernel and shape)");
+  cuda::DecodeProblem base;
+  base.heads = o.heads_option && o.heads_option->count() > 0 ? o.heads : 32;
+  base.d = o.d_option && o.d_option->count() > 0 ? o.d : 128;
+  base.kv_heads = o.kv_heads;
+  base.q_rows = o.q_rows;
+  base.page_size = o.page;
+  if (base.heads < 1 || base.kv_heads < 1 || base.heads % base.kv_heads != 0)
+    throw UsageError(Sprintf("--kv-heads %d: must divide --heads %d", base.kv_heads, base.heads));
+  if (base.q_rows < 1 || base.q_rows > 1024) throw UsageError(Sprintf("--q-rows %d: 1 to 1024", base.q_rows));
+  if (o.page < 1 || o.page > 1 << 20) throw UsageError(Sprintf("--page %d: a page size of at least 1 token", o.page));
+  if (o.splits < 0) throw UsageError(Sprintf("--splits %d: 0 (automatic) or a count", o.splits));
+  const std::string dtype_name = o.dtype_option && o.dtype_option->count() > 0 ? o.dtype : "fp16";
+  [[maybe_unused]] const cuda::DType dtype = *cuda::ParseDType(dtype_name);
+  std::vector<std::string> kernels;
+  if (o.kernels == "all")
+    for (const cuda::VariantInfo& variant : cuda::DecodeCatalogue()) kernels.push_back(variant.id);
+  else
+    kernels = SplitList(o.kernels);
+  [[maybe_unused]] const std::vector<cuda::DecodeSweepPoint> points =
+      cuda::DecodeSweepPoints(kernels, ParsePositiveList(o.batch.empty() ? "1,8,64" : o.batch, "--batch", 65535),
+                              ParsePositiveList(o.kv_len_list, "--kv-len", 1 << 30), base);
+  if (o.repeats < 20) throw UsageError(Sprintf("--repeats %d: at least 20", o.repeats));
+  CheckPngPossible(o);
+#ifndef FLASHVIZ_HAVE_CUDA
+  throw InputError("bench runs the CUDA kernels: this flashviz was built without CUDA");
+#else
+  if (auto reason = cuda::CudaUnavailableReason()) throw InputError("bench needs a CUDA GPU: " + *reason);
+  CommandFiles files;
+  OutputFile& csv = files.AddOutput(o.csv);
+  OutputFile* png = o.png.empty() ? nullptr : &files.AddOutput(o.png);
+  const std::string gpu = cuda::DeviceName();
+  const std::string sweep =
+      Sprintf("decode, %zu points: H = %d, G = %d, R = %d, d = %d, %s, page %d (paged), splits %s", points.size(),
+              base.heads, base.kv_heads, base.q_rows, base.d, dtype_name.c_str(), base.page_size,
+              o.splits > 0 ? std::to_string(o.splits).c_str() : "automatic");
+  std::fprintf(stderr, "bench: %s; %s\n", cuda::DeviceDescription().c_str(), sweep.c_str());
+  // The ceiling: a device copy of 2 GiB (read + written), the median of the repeats.
+  const cuda::CopyBandwidth copy = cuda::MeasureCopyBandwidth(std::size_t{2} << 30, o.repeats);
+  if (!copy.error.empty()) throw InputError("bench: the copy-bandwidth measurement failed: " + copy.error);
+  std::fprintf(stderr, "copy: %.0f GB/s (2 GiB read + written, median %.3f ms of %d runs)\n", copy.gbps, copy.ms_median,
+               o.repeats);
+  std::vector<cuda::DecodeBenchRow> rows;
+  bool all_good = true;
+  for (std::size_t index = 0; index < points.size(); ++index) {
+    const cuda::DecodeSweepPoint& point = points[index];
+    const cuda::DecodeProblem& p = point.problem;
+    std::fprintf(stderr, "[%zu/%zu] %-18s %s B=%d H=%d G=%d R=%d N=%d d=%d%s: ", index + 1, points.size(),
+                 point.variant->id, dtype_name.c_str(), p.batch, p.heads, p.kv_heads, p.q_rows, p.kv_len, p.d,
+                 p.page_size > 0 ? Sprintf(" P=%d", p.page_size).c_str() : "");
+    std::fflush(stderr);
+    cuda::DecodeMeasureOptions options;
+    options.repeats = o.repeats;
+    options.warmup = o.warmup;
+    options.seed = o.seed + index;  // fresh inputs for every point
+    options.splits = o.splits;
+    const cuda::DecodeMeasurement m = cuda::MeasureDecode(*point.variant, p, dtype, options);
+    if (m.Ok())
+      std::fprintf(stderr,
+                   "%.4f ms median (min %.4f), %.0f GB/s = %.0f%% of copy, %d split%s, max |err| %.2g (≤ %.2g)\n",
+                   m.ms_median, m.ms_min, m.gbps, 100.0 * m.gbps / copy.gbps, m.splits, m.splits == 1 ? "" : "s",
+                   m.max_abs_error, m.tolerance);
+    else
+      std::fprintf(stderr, "%s: %s\n", std::string(cuda::MeasureStatusName(m.status)).c_str(), m.reason.c_str());
+    all_good &= m.Ok() || m.status == cuda::MeasureStatus::kNotApplicable;
+    cuda::AttentionShape shape;
+    shape.batch = p.batch;
+    shape.heads = p.heads;
+    shape.n = p.kv_len;
+    shape.d = p.d;
+    cuda::DecodeBenchRow row;
+    row.row = cuda::ToBenchRow({point.variant, shape}, dtype, m, gpu);
+    row.row.hbm_bytes = m.kv_bytes;
+    row.kv_heads = p.kv_heads;
+    row.q_rows = p.q_rows;
+    row.page = p.page_size;
+    row.splits = m.Ok() ? m.splits : 0;
+    row.gbps = m.Ok() ? m.gbps : NAN;
+    row.copy_gbps = copy.gbps;
+    row.share = m.Ok() ? m.gbps / copy.gbps : NAN;
+    rows.push_back(row);
+    if (cuda::CudaContextLost()) {
+      std::fprintf(stderr, "bench: the CUDA context is lost; stopping after %zu of %zu points\n", index + 1,
+                   points.size());
+      break;
+    }
+  }
+  csv.Write(cuda::DecodeCsvHeader());
+  for (const cuda::DecodeBenchRow& row : rows) csv.Write(cuda::DecodeCsvLine(row));
+  if (png) {
+    std::vector<cuda::BenchRow> plotted;
+    for (const cuda::DecodeBenchRow& row : rows) plotted.push_back(row.row);
+    WritePlot(plotted, "flashviz bench: " + gpu + "; " + sweep, *png);
+  }
+  files.Commit();
+  PrintDecodeSummary(rows);
+  return all_good ? 0 : 1;
+#endif
+}
+
 int RunBench(const BenchOptions& o) {
   if (!o.replot.empty()) return Replot(o);
+  if (o.decode) return RunDecodeBench(o);
   if (o.csv.empty()) throw UsageError("--csv FILE is required (the results, one row per kernel and N)");
   const cuda::SweepSpec spec = ToSpec(o);
   const bool backward = o.pass == "backward";
@@ -267,10 +440,20 @@ void AddBenchCommand(CLI::App& app, CommandList& commands) {
                   "sequence lengths N, separated by commas (default 512,1024,2048,4096,8192,16384)");
   options->d_option =
       cmd->add_option("--d", options->d, "head dimension d (default 64; with --replot: draw only rows of this d)");
-  cmd->add_option("--batch", options->batch, "batch B (default: B·H = min(1024, 2^32/N²), as in docs/peers.md)");
-  cmd->add_option("--heads", options->heads, "heads H (default 16)");
-  cmd->add_option("--dtype", options->dtype, "fp32 (the default), fp16 or bf16")
-      ->check(CLI::IsMember({"fp32", "fp16", "bf16"}));
+  cmd->add_option(
+      "--batch", options->batch,
+      "batch B (default: B·H = min(1024, 2^32/N²), as in docs/peers.md); --decode: a list (default 1,8,64)");
+  options->heads_option = cmd->add_option("--heads", options->heads, "heads H (default 16; --decode: 32 query heads)");
+  options->dtype_option =
+      cmd->add_option("--dtype", options->dtype, "fp32 (the default), fp16 or bf16 (--decode: fp16)")
+          ->check(CLI::IsMember({"fp32", "fp16", "bf16"}));
+  cmd->add_flag("--decode", options->decode,
+                "time decoding kernels instead (kernels/cuda/decode): R query rows per head against a KV cache");
+  cmd->add_option("--kv-len", options->kv_len_list, "--decode: KV cache lengths N (default 4096,32768,131072)");
+  cmd->add_option("--kv-heads", options->kv_heads, "--decode: KV heads G, dividing H (default 8)");
+  cmd->add_option("--q-rows", options->q_rows, "--decode: query rows R per head (default 1)");
+  cmd->add_option("--page", options->page, "--decode: page size P of flash_decode_paged's cache (default 64)");
+  cmd->add_option("--splits", options->splits, "--decode: force flash_decode's split count (default 0: automatic)");
   cmd->add_flag("--causal", options->causal, "mask keys after the query (TFLOP/s then count half the FLOPs)");
   cmd->add_option("--csv", options->csv, "the results, one row per kernel and N (required unless --replot)");
   cmd->add_option("--png", options->png, "runtime against N, log-log, one line per kernel (the GUI panel's plot)");

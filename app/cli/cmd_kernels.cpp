@@ -1,6 +1,7 @@
 // flashviz kernels: the registry of CUDA variants (kernels/cuda/registry_rows.inc), one row each, in the order of
-// the progression, then the backward pass's (kernels/cuda/backward/backward_rows.inc), and whether they can run
-// here. Works in a build without CUDA (both catalogues are plain C++).
+// the progression, then the backward pass's (kernels/cuda/backward/backward_rows.inc) and decoding's
+// (kernels/cuda/decode/decode_rows.inc), and whether they can run here. Works in a build without CUDA (the catalogues
+// are plain C++).
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <memory>
@@ -10,6 +11,7 @@
 #include "app/cli/commands.h"
 #include "kernels/common/format.h"
 #include "kernels/cuda/backward/backward_registry.h"
+#include "kernels/cuda/decode/decode_registry.h"
 #include "kernels/cuda/registry.h"
 #ifdef FLASHVIZ_HAVE_CUDA
 #include "kernels/cuda/harness.h"
@@ -66,6 +68,10 @@ int RunKernels(const KernelsOptions& o) {
               "`flashviz bench --pass backward`)\n\n",
               backward.size());
   PrintCatalogue(backward, o.brief);
+  const auto decode = cuda::DecodeCatalogue();
+  std::printf("\ndecode: %zu variants of decoding (kernels/cuda/decode/decode_rows.inc; `flashviz bench --decode`)\n\n",
+              decode.size());
+  PrintCatalogue(decode, o.brief);
   if (!o.brief) std::printf("\nThe papers and projects the variants mirror: docs/sources.md.\n");
   return 0;
 }

@@ -12,9 +12,9 @@
 namespace flashviz {
 namespace {
 
-constexpr const char* kProblemOptionNames[] = {"--n",      "--d",    "--br",    "--bc",    "--sram",
-                                               "--order",  "--pass", "--scale", "--causal", "--seed",
-                                               "--input",  "--batch", "--dout"};
+constexpr const char* kProblemOptionNames[] = {
+    "--n",     "--d",     "--br",   "--bc",     "--sram",   "--order",  "--pass",   "--scale", "--causal",   "--seed",
+    "--input", "--batch", "--dout", "--decode", "--q-rows", "--kv-len", "--splits", "--heads", "--kv-heads", "--page"};
 
 }  // namespace
 

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <new>
 
 #include "app/cli/problem_options.h"
@@ -36,6 +37,11 @@ std::int64_t LastStep(const Model& m) { return std::max<std::int64_t>(0, m.step_
 
 // The first step of the tile iteration `ahead` iterations after the one containing (or following) `step`.
 std::int64_t TileIterationsAhead(const Model& m, std::int64_t step, std::int64_t ahead) {
+  if (m.decode_mode()) {  // the splits and merges of decoding
+    for (const std::int64_t start : DecodeUnitStarts(m.decode_stepper()))
+      if (start > step && --ahead == 0) return start;
+    return LastStep(m);
+  }
   const Schedule& s = m.schedule();
   std::int64_t lo = 0, hi = s.tile_iteration_count();
   while (lo < hi) {  // first t whose start is > step
@@ -130,7 +136,7 @@ void HandleKeyboard(const Model& m, UiState& ui) {
   if (pressed(ImGui::GetKeyIndex(ImGuiKey_PageUp), false)) LessonStep(ui, -1);
   int tab = 0;
   for (const PanelInfo& p : Panels()) {
-    if (p.slot != PanelSlot::kCentreTab || !IsPanelOpen(ui, p)) continue;
+    if (p.slot != PanelSlot::kCentreTab || !PanelShown(ui, m, p)) continue;
     if (tab < 9 && pressed(GLFW_KEY_1 + tab, false)) ui.focus_tab = p.id;
     ++tab;
   }
@@ -162,7 +168,49 @@ void AdvancePlayback(const Model& m, UiState& ui, double dt) {
 // [SECTION] requests
 // ---------------------------------------------------------------------------------------------------------
 
+namespace {
+
+// Runs `load`; a user's mistake or a problem too large for memory becomes the form's error (false).
+bool LoadOrExplain(UiState& ui, const std::function<void()>& load) {
+  try {
+    load();
+  } catch (const InputError& e) {
+    ui.form_status.problem_error = e.what();
+    return false;
+  } catch (const std::bad_alloc&) {
+    ui.form_status.problem_error = "out of memory for this problem's inputs";
+    return false;
+  }
+  ui.form_status.problem_error.clear();
+  return true;
+}
+
+// The decode form: resolved, checked against the GUI's limits and loaded over the forward problem (which is loaded
+// first when there is none, so that the views that stay with it always have one).
+bool ApplyDecodeForm(Model& model, UiState& ui) {
+  const ProblemForm& f = ui.form;
+  const bool loaded = LoadOrExplain(ui, [&] {
+    if (!model.has_problem()) {
+      const LoadedProblem loaded = LoadProblem(ProblemOptions{}, true);
+      model.SetProblem(loaded.problem, loaded.inputs, ProblemOrigin{});
+    }
+    const DecodeRequest request = f.ToDecodeRequest();
+    if (auto error = DecodeRequestError(request)) throw InputError(*error);
+    const DecodeProblem problem = ResolveDecodeProblem(request, f.seed);
+    if (auto error = DecodeGuiProblemError(problem)) throw InputError(*error);
+    model.SetDecodeProblem(problem, std::make_shared<DecodeInputs>(MakeRandomDecodeInputs(problem, f.seed)));
+  });
+  if (!loaded) return false;
+  ui.cursor.step = 0;
+  ui.cursor.playing = false;
+  ui.cursor.selected_row = -1;
+  return true;
+}
+
+}  // namespace
+
 bool ApplyForm(Model& model, UiState& ui) {
+  if (ui.form.decode) return ApplyDecodeForm(model, ui);
   const ProblemForm& f = ui.form;
   ProblemOptions options;
   if (f.input_path.empty()) {
@@ -184,23 +232,17 @@ bool ApplyForm(Model& model, UiState& ui) {
   options.input = f.input_path;
   options.batch = f.batch;
   // Where the cursor stands, to stand there again when only the order, the mask or the numbers change.
-  const bool had_problem = model.has_problem();
+  const bool had_problem = model.has_problem() && !model.decode_mode();
   const StepInfo position = had_problem ? model.schedule().Info(model.step()) : StepInfo{};
   const int old_tr = had_problem ? model.problem().tr() : -1, old_tc = had_problem ? model.problem().tc() : -1;
-  try {
+  const bool loaded = LoadOrExplain(ui, [&] {
     // Check the size before making inputs: an impossible N must not allocate first.
     const LoadedProblem counted = LoadProblem(options, false);
     if (auto error = GuiProblemError(counted.problem)) throw InputError(*error);
-    LoadedProblem loaded = LoadProblem(options, true);
-    model.SetProblem(loaded.problem, loaded.inputs, ProblemOrigin{f.seed, f.input_path, f.batch});
-  } catch (const InputError& e) {
-    ui.form_status.problem_error = e.what();
-    return false;
-  } catch (const std::bad_alloc&) {
-    ui.form_status.problem_error = "out of memory for this problem's inputs";
-    return false;
-  }
-  ui.form_status.problem_error.clear();
+    LoadedProblem problem = LoadProblem(options, true);
+    model.SetProblem(problem.problem, problem.inputs, ProblemOrigin{f.seed, f.input_path, f.batch});
+  });
+  if (!loaded) return false;
   ui.form.n = model.problem().n;  // from the file, when there is one
   ui.form.d = model.problem().d;
   const bool same_grid = model.problem().tr() == old_tr && model.problem().tc() == old_tc;

@@ -44,6 +44,18 @@ namespace {
 // [SECTION] state from the options
 // ---------------------------------------------------------------------------------------------------------
 
+// --scale as the form holds it: the default 1/√d, none, or the resolved number.
+void SetScaleMode(const std::string& option, double resolved, ProblemForm& f) {
+  if (option.empty()) {
+    f.scale_mode = ProblemForm::ScaleMode::kDefault;
+  } else if (option == "none") {
+    f.scale_mode = ProblemForm::ScaleMode::kNone;
+  } else {
+    f.scale_mode = ProblemForm::ScaleMode::kCustom;
+    f.scale = resolved;
+  }
+}
+
 ProblemForm FormFromOptions(const ProblemOptions& o, const AttentionProblem& resolved) {
   ProblemForm f;
   f.n = resolved.n;
@@ -55,18 +67,28 @@ ProblemForm FormFromOptions(const ProblemOptions& o, const AttentionProblem& res
   f.order = resolved.order;
   f.pass = resolved.pass;
   f.dout_path = o.dout;
-  if (o.scale.empty()) {
-    f.scale_mode = ProblemForm::ScaleMode::kDefault;
-  } else if (o.scale == "none") {
-    f.scale_mode = ProblemForm::ScaleMode::kNone;
-  } else {
-    f.scale_mode = ProblemForm::ScaleMode::kCustom;
-    f.scale = resolved.scale;
-  }
+  SetScaleMode(o.scale, resolved.scale, f);
   f.causal = resolved.causal;
   f.seed = o.seed;
   f.input_path = o.input;
   f.batch = o.batch;
+  return f;
+}
+
+ProblemForm DecodeFormFromOptions(const ProblemOptions& o, const DecodeProblem& resolved) {
+  ProblemForm f;
+  f.decode = true;
+  f.d = resolved.d();
+  f.kv_len = resolved.kv_len();
+  f.heads = resolved.shape.heads;
+  f.kv_heads = resolved.shape.kv_heads;
+  f.q_rows = resolved.shape.q_rows;
+  f.page = resolved.page;
+  f.splits_from_sram = resolved.splits_from_sram;
+  f.splits = resolved.splits;
+  f.sram_bytes = resolved.sram_bytes;
+  SetScaleMode(o.scale, resolved.shape.scale, f);
+  f.seed = o.seed;
   return f;
 }
 
@@ -100,6 +122,9 @@ void InitGuiState(const GuiOptions& o, Model& model, UiState& ui) {
   } else if (!o.session.empty()) {
     if (o.problem_given) throw UsageError("--session gives the problem: leave out the problem options, or the session");
     step = LoadSession(o.session, ui);
+  } else if (o.problem_given && o.problem.decode) {
+    const LoadedDecodeProblem counted = LoadDecodeProblem(o.problem, false);
+    ui.form = DecodeFormFromOptions(o.problem, counted.problem);
   } else if (o.problem_given) {
     const LoadedProblem counted = LoadProblem(o.problem, false);
     ui.form = FormFromOptions(o.problem, counted.problem);

@@ -119,7 +119,14 @@ std::string SessionToJson(const UiState& ui, std::int64_t step) {
                   {"causal", f.causal},
                   {"seed", f.seed},
                   {"input", f.input_path},
-                  {"batch", f.batch}};
+                  {"batch", f.batch},
+                  {"decode", f.decode},
+                  {"kv_len", f.kv_len},
+                  {"heads", f.heads},
+                  {"kv_heads", f.kv_heads},
+                  {"q_rows", f.q_rows},
+                  {"page", f.page},
+                  {"splits", f.splits_from_sram ? json("sram") : json(f.splits)}};
   json panels = json::object();
   for (const PanelInfo& p : Panels()) panels[p.id] = IsPanelOpen(ui, p);
   json session = {{"flashviz_session", kSessionVersion},
@@ -192,6 +199,14 @@ std::int64_t SessionFromJson(const std::string& text, const std::string& name, U
     f.seed = read.Integer<std::uint64_t>(p, "seed", f.seed, 0, UINT64_MAX);
     f.input_path = read.String(p, "input", std::string());
     f.batch = read.Integer(p, "batch", 0, 0, INT32_MAX);
+    f.decode = read.Bool(p, "decode", false);
+    f.kv_len = read.Integer(p, "kv_len", f.kv_len, 1, INT32_MAX);
+    f.heads = read.Integer(p, "heads", f.heads, 1, INT32_MAX);
+    f.kv_heads = read.Integer(p, "kv_heads", f.kv_heads, 1, INT32_MAX);
+    f.q_rows = read.Integer(p, "q_rows", f.q_rows, 1, INT32_MAX);
+    f.page = read.Integer(p, "page", f.page, 1, INT32_MAX);
+    f.splits_from_sram = p.contains("splits") && p["splits"] == "sram";
+    if (!f.splits_from_sram) f.splits = read.Integer(p, "splits", f.splits, 1, INT32_MAX);
     step = read.Integer<std::int64_t>(s, "step", 0, 0, INT64_MAX);
     if (s.contains("panels")) {
       for (const auto& [id, open] : read.Object(s, "panels").items()) {

@@ -23,6 +23,9 @@ void LoadPreset(Model& model, UiState& ui, const Preset& preset) {
   const AttentionProblem p = ResolveProblem(preset.form.ToRequest());
   model.SetProblem(p, std::make_shared<AttentionInputs>(MakeRandomInputs(p, preset.form.seed)),
                    {preset.form.seed, "", 0});
+  if (!preset.form.decode) return;
+  const DecodeProblem decode = ResolveDecodeProblem(preset.form.ToDecodeRequest(), preset.form.seed);
+  model.SetDecodeProblem(decode, std::make_shared<DecodeInputs>(MakeRandomDecodeInputs(decode, preset.form.seed)));
 }
 
 // One frame of the whole UI; `report` gets where its parts went.
@@ -60,15 +63,25 @@ struct Screen {
 // The backward step view: its eight HBM columns and its tile grids stay inside the view and apart, and the
 // cursor report follows the step (Q_i and the S_ij/P_ij grid with a tile pair).
 void CheckBackwardParts(const Model& model, const FrameReport& r, const std::string& where) {
-  ASSERT_GE(r.backward_parts.size(), 8u + 2u) << where;
-  for (std::size_t a = 0; a < r.backward_parts.size(); ++a) {
-    ASSERT_TRUE(Inside(r.backward_parts[a], r.step_area)) << "part " << a << " leaves the step view: " << where;
-    for (std::size_t b = a + 1; b < r.backward_parts.size(); ++b)
-      ASSERT_FALSE(Overlap(r.backward_parts[a], r.backward_parts[b])) << a << " overlaps " << b << ": " << where;
+  ASSERT_GE(r.tile_grids.size(), 8u + 2u) << where;
+  for (std::size_t a = 0; a < r.tile_grids.size(); ++a) {
+    ASSERT_TRUE(Inside(r.tile_grids[a], r.step_area)) << "part " << a << " leaves the step view: " << where;
+    for (std::size_t b = a + 1; b < r.tile_grids.size(); ++b)
+      ASSERT_FALSE(Overlap(r.tile_grids[a], r.tile_grids[b])) << a << " overlaps " << b << ": " << where;
   }
   const StepInfo info = model.state().info;
   ASSERT_EQ(r.s_tile_visible, info.i >= 0 && info.j >= 0) << where;
   ASSERT_EQ(r.q_tile_visible, info.i >= 0 && info.j >= 0) << where;  // Q_i is read by the tile pairs only
+}
+
+// Decoding's step view: the pool and its tile grids stay inside the view and apart.
+void CheckDecodeParts(const FrameReport& r, const std::string& where) {
+  ASSERT_GE(r.tile_grids.size(), 1u) << where;
+  for (std::size_t a = 0; a < r.tile_grids.size(); ++a) {
+    ASSERT_TRUE(Inside(r.tile_grids[a], r.step_area)) << "part " << a << " leaves the step view: " << where;
+    for (std::size_t b = a + 1; b < r.tile_grids.size(); ++b)
+      ASSERT_FALSE(Overlap(r.tile_grids[a], r.tile_grids[b])) << a << " overlaps " << b << ": " << where;
+  }
 }
 
 class PresetPanels : public ::testing::TestWithParam<int> {};
@@ -92,6 +105,12 @@ TEST_P(PresetPanels, EveryPresetManyStepsBothThemesBothSizes) {
         ASSERT_GT(ImGui::GetDrawData()->TotalVtxCount, 0);
         if (std::string(tab) != "step") continue;
         ASSERT_TRUE(r.step_view_drawn);
+        if (model.decode_mode()) {
+          CheckDecodeParts(r, "step " + std::to_string(step));
+          ASSERT_TRUE(r.timeline_drawn);
+          ASSERT_FALSE(Overlap(r.timeline_labels, r.timeline_narration)) << "timeline labels under the narration";
+          continue;
+        }
         if (model.problem().backward()) {
           CheckBackwardParts(model, r, "step " + std::to_string(step));
           ASSERT_TRUE(r.timeline_drawn);
@@ -145,6 +164,14 @@ TEST_P(PresetPanels, PresentationModeAtProjectorSizes) {
         ASSERT_LE(r.timeline_narration.max.y, screen.size.y + 0.5f) << where << ": the narration is cut off";
         if (std::string(tab) != "step") continue;
         ASSERT_TRUE(r.step_view_drawn) << where;
+        if (model.decode_mode()) {
+          CheckDecodeParts(r, where);
+          // The split's scores keep their numbers on a projector (16 keys of 2 rows).
+          if (screen.size.x >= 1280 && model.decode_state().info.phase == DecodePhase::kScores) {
+            EXPECT_TRUE(r.split_numbers_shown) << "the split's numbers were dropped: " << where;
+          }
+          continue;
+        }
         if (model.problem().backward()) {
           CheckBackwardParts(model, r, where);
           if (screen.size.x == 1280 && model.state().info.phase == Phase::kGradS) {
@@ -196,12 +223,40 @@ TEST(Layout, PresentationStripsOpenOnHover) {
   EXPECT_LT(r.centre.width(), 0.7f * 1280);
 }
 
+bool NearColor(const RgbaImage& image, float fx, float fy, ImU32 color) {
+  const ImU32 c = image.at(static_cast<int>(fx), static_cast<int>(fy));
+  for (int shift : {IM_COL32_R_SHIFT, IM_COL32_G_SHIFT, IM_COL32_B_SHIFT})
+    if (std::abs(static_cast<int>((c >> shift) & 0xFF) - static_cast<int>((color >> shift) & 0xFF)) > 40) return false;
+  return true;
+}
+
+// Decoding: at every split of the first KV head, the pool frames exactly that split's blocks, where the pixels are.
+void CheckDecodeCursor(Model& model, UiState& ui, testing::HeadlessImGui& imgui) {
+  const DecodeProblem& p = model.decode_problem();
+  for (int split = 0; split < p.splits; ++split) {
+    const std::int64_t step = model.decode_stepper().FirstStepOfSplit(0, split) + 2;  // its scores
+    model.SetStep(step);
+    ui.cursor.step = step;
+    FrameReport report;
+    for (int frame = 0; frame < 3; ++frame) Frame(model, ui, &report);
+    ASSERT_EQ(static_cast<int>(report.decode_split_blocks.size()),
+              p.SplitPageBegin(split + 1) - p.SplitPageBegin(split))
+        << "split " << split;
+    const RgbaImage image = imgui.Rasterize();
+    for (const ScreenRect& b : report.decode_split_blocks) {
+      EXPECT_TRUE(NearColor(image, b.min.x - 0.75f, (b.min.y + b.max.y) / 2, GetPalette().cursor)) << "split " << split;
+      EXPECT_TRUE(NearColor(image, (b.min.x + b.max.x) / 2, b.max.y + 0.75f, GetPalette().cursor)) << "split " << split;
+    }
+  }
+}
+
 TEST_P(PresetPanels, TheCursorIsDrawnWhereTheReportSays) {
   const Preset& preset = Presets()[static_cast<std::size_t>(GetParam())];
   testing::HeadlessImGui imgui(ImVec2(1280, 720));
   Model model;
   UiState ui;
   LoadPreset(model, ui, preset);
+  if (model.decode_mode()) return CheckDecodeCursor(model, ui, imgui);
   // The first scores step: a tile pair is current.
   std::int64_t step = 0;
   while (model.stepper().Info(step).phase != Phase::kScores) ++step;

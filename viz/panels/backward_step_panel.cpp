@@ -16,6 +16,7 @@
 #include "viz/formulas.h"
 #include "viz/frame_report.h"
 #include "viz/heatmap.h"
+#include "viz/panels/number_grid.h"
 #include "viz/panels/panels.h"
 #include "viz/widgets.h"
 
@@ -25,34 +26,6 @@ namespace {
 // ---------------------------------------------------------------------------------------------------------
 // [SECTION] layout and textures
 // ---------------------------------------------------------------------------------------------------------
-
-ScreenRect Rect(float x, float y, float w, float h) {
-  return {ImVec2(std::floor(x), std::floor(y)), ImVec2(std::floor(x + w), std::floor(y + h))};
-}
-
-double FiniteAbsMax(const std::vector<double>& v) {
-  double m = 0;
-  for (double x : v)
-    if (std::isfinite(x)) m = std::max(m, std::abs(x));
-  return m > 0 ? m : 1.0;
-}
-
-double AbsMax(const std::vector<float>& v) {
-  double m = 0;
-  for (float x : v) m = std::max(m, static_cast<double>(std::abs(x)));
-  return m > 0 ? m : 1.0;
-}
-
-struct Hovered {
-  Explanation explanation;
-  bool any = false;
-};
-
-bool HitArea(const char* id, const ScreenRect& rect) {
-  ImGui::SetCursorScreenPos(rect.min);
-  ImGui::InvisibleButton(id, ImVec2(std::max(rect.width(), 1.0f), std::max(rect.height(), 1.0f)));
-  return ImGui::IsItemHovered();
-}
 
 // One N × d tensor of HBM as a column, with the tile cursor on rows [r0, r1) (none when r0 < 0).
 struct HbmColumn {
@@ -169,7 +142,7 @@ void DrawHbmColumns(const Model& m, UiState& ui, const ScreenRect& area, Hovered
     Column& c = columns[static_cast<std::size_t>(k)];
     const float x = area.min.x + static_cast<float>(k) * (col_w + gap);
     const ScreenRect rect = Rect(x, area.min.y + label_h, col_w, h);
-    if (FrameReport* report = CurrentFrameReport()) report->backward_parts.push_back(rect);
+    if (FrameReport* report = CurrentFrameReport()) report->tile_grids.push_back(rect);
     ImGui::SetCursorScreenPos(ImVec2(x, area.min.y));
     MathText(c.name);
     MathTooltip(c.help);
@@ -240,108 +213,6 @@ void DrawHbmColumns(const Model& m, UiState& ui, const ScreenRect& area, Hovered
 // [SECTION] the tiles, large
 // ---------------------------------------------------------------------------------------------------------
 
-using CellExplainer = std::function<Explanation(int r, int c)>;
-using RowExplainer = std::function<Explanation(int r)>;
-
-// A rows × cols grid of numbers (when they fit) over their colours, with an optional per-row column beside it.
-// Returns the grid's rectangle.
-ScreenRect DrawNumberGrid(const char* id, UiState& ui, ScreenRect area, int rows, int cols,
-                          const std::vector<double>* values, const ColorScale& scale,
-                          const std::vector<double>* row_stat, const char* stat_name, const CellExplainer& explain,
-                          const RowExplainer& explain_row, const char* empty_text, std::uint64_t version,
-                          Hovered& hovered, int row_offset_for_hover) {
-  const Palette& pal = GetPalette();
-  ImDrawList* dl = ImGui::GetWindowDrawList();
-  rows = std::max(rows, 1);
-  cols = std::max(cols, 1);
-  ImFont* mono = MonoFont();
-  const float mono_size = mono->FontSize;
-  const float num_w2 = mono->CalcTextSizeA(mono_size, FLT_MAX, 0, "-0.00").x + 6;
-  const float num_w1 = mono->CalcTextSizeA(mono_size, FLT_MAX, 0, "-0.0").x + 4;
-  const float stat_share = row_stat ? 1.7f : 0.0f;
-  float cell =
-      std::min(area.width() / (static_cast<float>(cols) + stat_share + 0.3f), area.height() / static_cast<float>(rows));
-  cell = std::floor(std::min(cell, 80.0f * ui.appearance.ui_scale));
-  if (cell < 1) return {area.min, area.min};
-  const ScreenRect grid_rect =
-      Rect(area.min.x, area.min.y, cell * static_cast<float>(cols), cell * static_cast<float>(rows));
-  const CellGrid grid{grid_rect, rows, cols};
-  FrameReport* report = CurrentFrameReport();
-  if (report) report->backward_parts.push_back(grid_rect);
-  if (!values || values->size() != static_cast<std::size_t>(rows) * cols) {
-    dl->AddRectFilled(grid_rect.min, grid_rect.max, pal.pending);
-    dl->AddRect(grid_rect.min, grid_rect.max, ImGui::GetColorU32(ImGuiCol_Border));
-    const ImVec2 size = ImGui::CalcTextSize(empty_text);
-    const ImVec2 at = size.x + 8 < grid_rect.width() ? ImVec2(grid_rect.min.x + (grid_rect.width() - size.x) / 2,
-                                                              grid_rect.min.y + (grid_rect.height() - size.y) / 2)
-                                                     : ImVec2(grid_rect.min.x, grid_rect.max.y + 2);
-    dl->AddText(at, pal.dim, empty_text);
-    return grid_rect;
-  }
-  ColorScale with_mask = scale;
-  with_mask.masked = pal.masked;
-  DrawImage(dl,
-            CachedTexture(id, version,
-                          [&](RgbaImage& image) {
-                            FillMatrixImage(
-                                rows, cols,
-                                [&](int r, int c) { return (*values)[static_cast<std::size_t>(r) * cols + c]; },
-                                with_mask, image);
-                          }),
-            grid_rect);
-  if (cell >= 6) DrawTileLines(dl, grid, 1, 1, pal.grid);
-  const bool numbers = cell >= num_w1 && cell >= mono_size + 4;
-  if (report) report->tile_numbers_shown = numbers;
-  const int decimals = cell >= num_w2 ? 2 : 1;
-  if (numbers)
-    for (int r = 0; r < rows; ++r)
-      for (int c = 0; c < cols; ++c) {
-        const double v = (*values)[static_cast<std::size_t>(r) * cols + c];
-        const std::string text = CellNum(v, decimals);
-        const ScreenRect cr = grid.Cells(r, c, r + 1, c + 1);
-        const ImVec2 size = mono->CalcTextSizeA(mono_size, FLT_MAX, 0, text.c_str());
-        dl->AddText(mono, mono_size,
-                    ImVec2(cr.min.x + (cr.width() - size.x) / 2, cr.min.y + (cr.height() - size.y) / 2),
-                    ContrastingText(with_mask(v)), text.c_str());
-      }
-  ScreenRect stat_rect{};
-  if (row_stat && row_stat->size() == static_cast<std::size_t>(rows)) {
-    stat_rect = Rect(grid_rect.max.x + cell * 0.3f, area.min.y, cell * stat_share, cell * static_cast<float>(rows));
-    dl->AddRect(stat_rect.min, stat_rect.max, ImGui::GetColorU32(ImGuiCol_Border));
-    const double top = FiniteAbsMax(*row_stat);
-    for (int r = 0; r < rows; ++r) {
-      const ScreenRect cr =
-          Rect(stat_rect.min.x, stat_rect.min.y + cell * static_cast<float>(r), stat_rect.width(), cell);
-      const double v = (*row_stat)[static_cast<std::size_t>(r)];
-      if (std::isfinite(v)) {  // D_i as a bar: its sign and size against the tile's largest
-        const float w = static_cast<float>(std::abs(v) / top) * (cr.width() - 2);
-        dl->AddRectFilled(ImVec2(cr.min.x + 1, cr.min.y + 1), ImVec2(cr.min.x + 1 + w, cr.max.y - 1),
-                          v < 0 ? DivergingColor(-0.45) : DivergingColor(0.45));
-      }
-      if (numbers) {
-        const std::string text = CellNum(v, decimals);
-        const ImVec2 size = mono->CalcTextSizeA(mono_size, FLT_MAX, 0, text.c_str());
-        dl->AddText(mono, mono_size, ImVec2(cr.max.x - size.x - 3, cr.min.y + (cr.height() - size.y) / 2),
-                    ImGui::GetColorU32(ImGuiCol_Text), text.c_str());
-      }
-    }
-    DrawMathText(dl, ImVec2(stat_rect.min.x, stat_rect.max.y + 1), pal.dim, stat_name);
-  }
-  const ImVec2 mouse = ImGui::GetIO().MousePos;
-  int r = 0, c = 0;
-  ImGui::PushID(id);
-  if (HitArea("##grid", grid_rect) && grid.CellAt(mouse, &r, &c)) {
-    hovered = {explain(r, c), true};
-    if (row_offset_for_hover >= 0) ui.cursor.hover_row = row_offset_for_hover + r;
-  }
-  if (row_stat && stat_rect.width() > 0 && HitArea("##stat", stat_rect)) {
-    const int rr = std::clamp(static_cast<int>((mouse.y - stat_rect.min.y) / cell), 0, rows - 1);
-    hovered = {explain_row(rr), true};
-  }
-  ImGui::PopID();
-  return grid_rect;
-}
-
 // The preprocessing step: O_i with D_i = rowsum(dO_i ∘ O_i) beside it, and dO_i (what the step reads and writes).
 void DrawDeltaTiles(const Model& m, UiState& ui, const ScreenRect& area, Hovered& hovered, float half_w, float top_h,
                     float gap) {
@@ -376,12 +247,6 @@ void DrawDeltaTiles(const Model& m, UiState& ui, const ScreenRect& area, Hovered
       "bwd-delta-dO", ui, Rect(area.min.x + half_w + gap, y, half_w, top_h), s.rows, d, &dout,
       ColorScale::Symmetric(FiniteAbsMax(dout)), nullptr, "", [&](int r, int e) { return value_of("dO", dout, r, e); },
       nullptr, "", v * 4 + 1, hovered, s.row_begin);
-}
-
-// The title with the step's formula when it fits in `width` (with its "(?)"), else the short one.
-const char* FittingTitle(const char* full, const char* brief, float width) {
-  const float help = ImGui::CalcTextSize("(?)").x + ImGui::GetStyle().ItemSpacing.x * 2;
-  return CalcMathTextSize(full).x + help <= width ? full : brief;
 }
 
 void DrawBackwardTiles(const Model& m, UiState& ui, const ScreenRect& area, Hovered& hovered) {
@@ -499,33 +364,15 @@ void DrawBackwardTiles(const Model& m, UiState& ui, const ScreenRect& area, Hove
 // ---------------------------------------------------------------------------------------------------------
 
 void DrawBackwardStepPanel(const Model& model, UiState& ui) {
-  // Room for the cursor frames, which are drawn just outside the tiles they mark.
-  const float margin = std::ceil(std::max(2.0f, 2.5f * ui.appearance.ui_scale)) + 1;
-  const ImVec2 view_origin = ImGui::GetCursorScreenPos();
-  const ImVec2 view_avail = ImGui::GetContentRegionAvail();
-  const ImVec2 origin(view_origin.x + margin, view_origin.y + margin);
-  const ImVec2 avail(view_avail.x - 2 * margin, view_avail.y - 2 * margin);
-  const bool stacked = avail.x < 640.0f * ui.appearance.ui_scale;
-  const float gap = 12.0f * ui.appearance.ui_scale;
   // The HBM columns need little width (each is N × d, drawn tall and narrow); the tiles get the rest, so their
   // numbers fit.
   const float columns_w = 8 * 44.0f * ui.appearance.ui_scale;
-  const float left_w = stacked ? avail.x : std::floor(std::clamp(columns_w, avail.x * 0.22f, avail.x * 0.32f));
-  const float left_h = stacked ? std::floor(avail.y * 0.38f) : avail.y;
-  const ScreenRect left{origin, ImVec2(origin.x + left_w, origin.y + left_h)};
-  const ScreenRect right =
-      stacked ? ScreenRect{ImVec2(origin.x, origin.y + left_h + gap), ImVec2(origin.x + avail.x, origin.y + avail.y)}
-              : ScreenRect{ImVec2(origin.x + left_w + gap, origin.y), ImVec2(origin.x + avail.x, origin.y + avail.y)};
+  const StepViewAreas areas = SplitStepView(
+      ui, [&](float avail_x) { return std::clamp(columns_w, avail_x * 0.22f, avail_x * 0.32f); }, 0.38f);
   Hovered hovered;
-  DrawHbmColumns(model, ui, left, hovered);
-  DrawBackwardTiles(model, ui, right, hovered);
-  if (FrameReport* report = CurrentFrameReport()) {
-    report->step_view_drawn = true;
-    report->step_area = {view_origin, ImVec2(view_origin.x + view_avail.x, view_origin.y + view_avail.y)};
-    report->step_zoom = right;
-  }
-  ImGui::SetCursorScreenPos(ImVec2(view_origin.x, view_origin.y + view_avail.y));
-  if (hovered.any) ShowExplanation(hovered.explanation);
+  DrawHbmColumns(model, ui, areas.left, hovered);
+  DrawBackwardTiles(model, ui, areas.right, hovered);
+  FinishStepView(areas, hovered);
 }
 
 }  // namespace flashviz

@@ -61,6 +61,17 @@ bool IsPanelOpen(const UiState& ui, const PanelInfo& panel) {
   return it == ui.panel_open.end() ? panel.open_by_default : it->second;
 }
 
+bool PanelApplies(const PanelInfo& panel, const Model& model) {
+  if (!model.decode_mode()) return true;
+  for (const std::string_view id : {"lesson", "playback", "problem", "step", "traffic", "timeline"})
+    if (id == panel.id) return true;
+  return false;
+}
+
+bool PanelShown(const UiState& ui, const Model& model, const PanelInfo& panel) {
+  return IsPanelOpen(ui, panel) && PanelApplies(panel, model);
+}
+
 void SetPanelOpen(UiState& ui, const PanelInfo& panel, bool open) { ui.panel_open[panel.id] = open; }
 
 bool FocusPanel(UiState& ui, std::string_view id) {

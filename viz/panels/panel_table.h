@@ -45,6 +45,11 @@ struct PanelInfo {
 std::span<const PanelInfo> Panels();
 const PanelInfo* FindPanel(std::string_view id);
 bool IsPanelOpen(const UiState& ui, const PanelInfo& panel);
+// Whether the panel has something to show for the model's problem: decoding has its own step view, traffic,
+// timeline and sidebar; the forward pass's statistics, output row, algorithm, Vortex, benchmark and live GPU
+// views stay closed while it is loaded (their open flags are kept for when the forward problem returns).
+bool PanelApplies(const PanelInfo& panel, const Model& model);
+bool PanelShown(const UiState& ui, const Model& model, const PanelInfo& panel);
 void SetPanelOpen(UiState& ui, const PanelInfo& panel, bool open);
 // Opens the panel and, for a centre tab, brings it to the front. False when no panel has that id.
 bool FocusPanel(UiState& ui, std::string_view id);

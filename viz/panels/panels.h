@@ -11,6 +11,10 @@ void DrawProblemPanel(const Model& model, UiState& ui);     // problem_panel.cpp
 void DrawStepPanel(const Model& model, UiState& ui);        // step_panel.cpp: Q, Kᵀ, S, Vᵀ, O and the tile
 // backward_step_panel.cpp: DrawStepPanel's view of the backward pass (the HBM columns, the tiles on chip)
 void DrawBackwardStepPanel(const Model& model, UiState& ui);
+// decode_step_panel.cpp: decoding's step view (the pool, the block table, the heads, the split and the merge) and its
+// traffic tab (the step and traffic panels hand over to them in decode mode; the timeline draws decoding itself)
+void DrawDecodeStepPanel(const Model& model, UiState& ui);
+void DrawDecodeTrafficPanel(const Model& model, UiState& ui);
 void DrawTrafficPanel(const Model& model, UiState& ui);     // traffic_panel.cpp
 void DrawStatisticsPanel(const Model& model, UiState& ui);  // statistics_panel.cpp: m_i, ℓ_i, α
 void DrawOutputPanel(const Model& model, UiState& ui);      // output_panel.cpp: O_i against the reference

@@ -18,6 +18,49 @@ bool IconButton(const char* label, const char* tooltip, float width) {
 
 }  // namespace
 
+namespace {
+
+// Decoding: jump to split s of KV head g (the fields are the same two as (i, j), read as (g, s)).
+void DrawDecodeJump(const Model& model, UiState& ui) {
+  const DecodeProblem& p = model.decode_problem();
+  const DecodeStepInfo& info = model.decode_state().info;
+  if (model.step() != ui.cursor.jump_fields_step) {
+    if (info.kv_head >= 0) ui.cursor.jump_i = info.kv_head;
+    if (info.split >= 0) ui.cursor.jump_j = info.split;
+    ui.cursor.jump_fields_step = model.step();
+  }
+  const ImGuiStyle& style = ImGui::GetStyle();
+  ImGui::AlignTextToFramePadding();
+  MathText("Jump to (g, s)");
+  ImGui::SameLine();
+  const float field = std::max(40.0f, (ImGui::GetContentRegionAvail().x - ImGui::CalcTextSize("Go").x -
+                                       2 * style.FramePadding.x - 2 * style.ItemSpacing.x) /
+                                          2);
+  ImGui::SetNextItemWidth(field);
+  ImGui::InputInt("##jump-g", &ui.cursor.jump_i, 0);
+  MathTooltip("KV head g (0-based)");
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(field);
+  ImGui::InputInt("##jump-s", &ui.cursor.jump_j, 0);
+  MathTooltip("split s (0-based)");
+  ImGui::SameLine();
+  if (ImGui::Button("Go")) {
+    ui.cursor.jump_error.clear();
+    if (ui.cursor.jump_i < 0 || ui.cursor.jump_i >= p.shape.kv_heads || ui.cursor.jump_j < 0 ||
+        ui.cursor.jump_j >= p.splits)
+      ui.cursor.jump_error = Sprintf("(g, s) must be within G × S = %d × %d (0-based)", p.shape.kv_heads, p.splits);
+    else
+      ui.cursor.step = model.decode_stepper().FirstStepOfSplit(ui.cursor.jump_i, ui.cursor.jump_j);
+  }
+  if (!ui.cursor.jump_error.empty()) {
+    ImGui::PushTextWrapPos(0);
+    MathTextColored(GetPalette().bad, ui.cursor.jump_error.c_str());
+    ImGui::PopTextWrapPos();
+  }
+}
+
+}  // namespace
+
 void DrawPlaybackPanel(const Model& model, UiState& ui) {
   if (!model.has_problem()) return;
   const std::int64_t last = model.step_count() - 1;
@@ -73,6 +116,7 @@ void DrawPlaybackPanel(const Model& model, UiState& ui) {
     ui.cursor.play_unit = unit == 0 ? StepUnit::kPhase : StepUnit::kTileIteration;
   MathTooltip("Play one phase or one whole tile iteration per tick");
 
+  if (model.decode_mode()) return DrawDecodeJump(model, ui);
   // Jump to a tile pair. The fields show the current pair whenever the cursor moves (a click on a tile, a key,
   // playback), and keep what was typed until it does.
   const AttentionProblem& p = model.problem();

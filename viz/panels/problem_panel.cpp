@@ -21,6 +21,12 @@ bool Committed(bool changed) { return (changed && !ImGui::IsItemActive()) || ImG
 
 // The reason `form` cannot be shown, or empty. A file's N and d are checked by the app when it reads it.
 std::string FormError(const ProblemForm& form) {
+  if (form.decode) {
+    const DecodeRequest request = form.ToDecodeRequest();
+    if (auto error = DecodeRequestError(request)) return *error;
+    if (auto error = DecodeGuiProblemError(ResolveDecodeProblem(request, form.seed))) return *error;
+    return {};
+  }
   if (!form.input_path.empty()) return {};
   const ProblemRequest request = form.ToRequest();
   if (auto error = ProblemRequestError(request)) return *error;
@@ -37,6 +43,84 @@ void Label(const char* text, const char* help, float label_w) {
     HelpMarker(help);
   }
   ImGui::SameLine(label_w);
+}
+
+void IntField(const char* label, const char* id, const char* help, int* value, int step, int fast, float label_w,
+              bool& commit) {
+  Label(label, help, label_w);
+  ImGui::SetNextItemWidth(-1);
+  commit |= Committed(ImGui::InputInt(id, value, step, fast));
+}
+
+void ReportProblem(const std::string& error, const UiState& ui) {
+  const std::string& shown = !error.empty() ? error : ui.form_status.problem_error;
+  if (shown.empty()) return;
+  ImGui::PushTextWrapPos(0);
+  MathTextColored(GetPalette().bad, shown.c_str());
+  ImGui::PopTextWrapPos();
+}
+
+// Decoding's fields (kernels/cpu/decode.h): the cache, the heads, the query rows, the pages and the splits.
+void DrawDecodeFields(const Model& model, UiState& ui, bool& commit, float label_w) {
+  ProblemForm& f = ui.form;
+  IntField("N keys", "##kv-len", "Keys in the KV cache: the tokens generated so far.", &f.kv_len, 1, 64, label_w,
+           commit);
+  IntField("d", "##d", "Head dimension: the length of each query, key and value vector.", &f.d, 1, 8, label_w, commit);
+  IntField("H", "##heads", "Query heads.", &f.heads, 1, 4, label_w, commit);
+  IntField("G", "##kv-heads",
+           "KV heads (grouped-query attention): G divides H, and query head h reads KV head ⌊h·G/H⌋, so H/G "
+           "consecutive query heads share one K/V chunk loaded once. G = H is multi-head attention, G = 1 "
+           "multi-query attention.",
+           &f.kv_heads, 1, 1, label_w, commit);
+  IntField("R", "##q-rows", "Query rows per head: 1 for one new token, a few for speculative decoding.", &f.q_rows, 1,
+           1, label_w, commit);
+  IntField("P", "##page",
+           "Tokens per block of the paged KV cache: the cache is a pool of blocks found through a block table "
+           "(shuffled from the seed, as an allocator serving many sequences leaves it).",
+           &f.page, 1, 8, label_w, commit);
+  Label("splits",
+        "S chunks of whole pages that run in parallel, each writing a partial (m_s, ℓ_s, O_s). From M: the "
+        "largest chunk whose K, V, Q rows, scores, O_s and statistics fit in M (2·C·d + rows·(2d + C + 2) "
+        "floats).",
+        label_w);
+  int splits = f.splits_from_sram ? 0 : 1;
+  commit |= Committed(ImGui::RadioButton("from M", &splits, 0));
+  ImGui::SameLine();
+  commit |= Committed(ImGui::RadioButton("S", &splits, 1));
+  f.splits_from_sram = splits == 0;
+  if (!f.splits_from_sram) IntField("S", "##splits", "The number of splits.", &f.splits, 1, 4, label_w, commit);
+  Label("M (bytes)", "On-chip SRAM size M in bytes: the budget a split's tiles are shown against.", label_w);
+  ImGui::SetNextItemWidth(-1);
+  long long sram = f.sram_bytes;
+  commit |= Committed(ImGui::InputScalar("##sram", ImGuiDataType_S64, &sram, nullptr, nullptr, "%lld"));
+  f.sram_bytes = sram;
+  Label("scale", "The factor on q·k before the softmax: 1/√d by default.", label_w);
+  int scale_mode = static_cast<int>(f.scale_mode);
+  commit |= Committed(ImGui::RadioButton("1/√d", &scale_mode, 0));
+  ImGui::SameLine();
+  commit |= Committed(ImGui::RadioButton("none", &scale_mode, 1));
+  f.scale_mode = static_cast<ProblemForm::ScaleMode>(scale_mode);
+  Label("seed", "Q, K, V uniform in [−3, 3] and the block table's order, from this seed.", label_w);
+  ImGui::SetNextItemWidth(-1);
+  long long seed = static_cast<long long>(f.seed);
+  commit |= Committed(ImGui::InputScalar("##seed", ImGuiDataType_S64, &seed, nullptr, nullptr, "%lld"));
+  f.seed = static_cast<std::uint64_t>(std::max(0LL, seed));
+
+  const std::string error = FormError(f);
+  ReportProblem(error, ui);
+  if (model.decode_mode()) {
+    const DecodeProblem& p = model.decode_problem();
+    ImGui::PushTextWrapPos(0);
+    MathTextColored(GetPalette().dim,
+                    Sprintf("%d query heads over %d KV heads (%d a group), S = %d split%s of ≤ %d keys (%s), %d pages "
+                            "of %d, scale %.4g, %lld steps",
+                            p.shape.heads, p.shape.kv_heads, p.group(), p.splits, p.splits == 1 ? "" : "s",
+                            p.MaxSplitKeys(), p.splits_from_sram ? "from M" : "given", p.pages(), p.page, p.shape.scale,
+                            static_cast<long long>(model.step_count()))
+                        .c_str());
+    ImGui::PopTextWrapPos();
+  }
+  if (commit && error.empty()) ui.requests.Push(UiRequest::kApplyForm);
 }
 
 }  // namespace
@@ -60,6 +144,21 @@ void DrawProblemPanel(const Model& model, UiState& ui) {
     ++k;
   }
   ImGui::Separator();
+
+  Label("mode",
+        "attention: the forward or backward pass over N queries and N keys. decoding: one generation step, "
+        "R query rows per head against a KV cache of N keys, split into S chunks that run in parallel and "
+        "are merged (flash-decoding), with grouped-query heads and a paged cache.",
+        label_w);
+  int mode = f.decode ? 1 : 0;
+  commit |= Committed(ImGui::RadioButton("attention", &mode, 0));
+  ImGui::SameLine();
+  commit |= Committed(ImGui::RadioButton("decoding", &mode, 1));
+  f.decode = mode == 1;
+  if (f.decode) {
+    DrawDecodeFields(model, ui, commit, label_w);
+    return;
+  }
 
   const bool from_file = !f.input_path.empty();
   ImGui::BeginDisabled(from_file);

@@ -420,6 +420,7 @@ void DrawSweepPlot(const Model& m, ImVec2 size) {
 
 void DrawTrafficPanel(const Model& model, UiState& ui) {
   if (!model.has_problem()) return;
+  if (model.decode_mode()) return DrawDecodeTrafficPanel(model, ui);
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   const float fs = ImGui::GetFontSize();

@@ -65,7 +65,7 @@ TEST(Monkey, ThousandsOfRandomFrames) {
                       GLFW_KEY_LEFT_BRACKET, GLFW_KEY_RIGHT_BRACKET, GLFW_KEY_1, GLFW_KEY_2, GLFW_KEY_3,
                       GLFW_KEY_F1, GLFW_KEY_ESCAPE, GLFW_KEY_ENTER, GLFW_KEY_TAB};
   int held_key = -1;
-  int problems_applied = 0, problems_refused = 0;
+  int problems_applied = 0, problems_refused = 0, decode_frames = 0;
   for (int frame = 0; frame < kFrames; ++frame) {
     // Keys: press one now and then, with modifiers sometimes; release the last one.
     if (held_key >= 0) io.KeysDown[held_key] = false;
@@ -87,7 +87,7 @@ TEST(Monkey, ThousandsOfRandomFrames) {
     // Parameter edits, valid or not.
     if (rng() % 25 == 0) {
       ProblemForm& f = ui.form;
-      switch (rng() % 12) {
+      switch (rng() % 14) {
         case 0: f.n = pick(-5, 0, 1, 2, 7, 8, 33, 64, 129, 256, 100000000); break;
         case 1: f.d = pick(0, 1, 3, 4, 8, 17, 2000); break;
         case 2: f.tiles_from_sram = !f.tiles_from_sram; break;
@@ -108,6 +108,18 @@ TEST(Monkey, ThousandsOfRandomFrames) {
           f.input_path = pick(std::string(), good_file, garbage, std::string("/nonexistent/x.bin"));
           f.batch = pick(-1, 0, 1, 2);
           ui.requests.Push(UiRequest::kInspectInputFile);
+          break;
+        case 11:
+          f.decode = !f.decode;
+          break;
+        case 12:  // decoding's fields, valid or not
+          f.kv_len = pick(-1, 0, 1, 9, 64, 300, 1 << 30);
+          f.heads = pick(0, 1, 3, 4, 8);
+          f.kv_heads = pick(0, 1, 2, 3, 8);
+          f.q_rows = pick(0, 1, 2, 100);
+          f.page = pick(0, 1, 8, 16, 1000);
+          f.splits_from_sram = rng() % 2 == 0;
+          f.splits = pick(-1, 1, 3, 64, 100000);
           break;
         default: f = Presets()[rng() % Presets().size()].form; break;
       }
@@ -142,13 +154,20 @@ TEST(Monkey, ThousandsOfRandomFrames) {
     ASSERT_TRUE(model.has_problem());
     ASSERT_GE(model.step(), 0);
     ASSERT_LT(model.step(), model.step_count());
-    ASSERT_EQ(model.state().info, model.stepper().Info(model.step()));
+    if (model.decode_mode()) {
+      ++decode_frames;
+      ASSERT_EQ(model.decode_state().info, model.decode_stepper().Info(model.step()));
+      ASSERT_FALSE(DecodeGuiProblemError(model.decode_problem()).has_value());
+    } else {
+      ASSERT_EQ(model.state().info, model.stepper().Info(model.step()));
+    }
     ASSERT_FALSE(GuiProblemError(model.problem()).has_value());
     ui.requests.Take(UiRequest::kQuit);
   }
   // Both kinds of edit happened, so the test exercised both paths.
   EXPECT_GT(problems_applied, 20);
   EXPECT_GT(problems_refused, 20);
+  EXPECT_GT(decode_frames, 200);  // decoding's views were drawn too
   std::filesystem::remove(good_file);
   std::filesystem::remove(garbage);
   std::filesystem::remove(session);
