@@ -23,6 +23,7 @@ ABLATION_RUN = "docs/results/mma-run3-2026-11-21"
 CPU_RUN = "docs/results/2026-11-25-cpu"
 GPU_CHECK_RUN = "docs/results/2026-11-25-h100-check"
 BACKWARD_RUN = "docs/results/2026-11-25-h100-backward-29b2cc1"
+DECODE_RUN = os.environ.get("FLASHVIZ_DECODE_RUN", "docs/results/2026-11-25-decode")
 
 
 def rows(path):
@@ -366,6 +367,39 @@ def backward():
         mine = f"{float(r['tflops']):.1f}" if ok else r["status"].replace("|", "\\|")
         out.append(f"| {r['kernel']} | {r['dtype']} | {r['d']} | {'yes' if r['causal'] == '1' else 'no'} | {r['N']} | "
                    f"{mine} | " + " | ".join(cells) + " |")
+    return out
+
+
+def decode():
+    """Decoding: GB/s of the KV cache per (dtype, B, N), ours and PyTorch's SDPA backends from one run (gpu_check.sh's
+    decode part), each with its share of the run's device copy; flash_decode / cuDNN and paged / flash_decode."""
+    ours = [r for path in sorted(glob.glob(os.path.join(ROOT, DECODE_RUN, "decode_fp16.csv")) +
+                                 glob.glob(os.path.join(ROOT, DECODE_RUN, "decode_bf16.csv"))) for r in rows(path)]
+    peers = [r for path in sorted(glob.glob(os.path.join(ROOT, DECODE_RUN, "decode_peers_*.csv"))) for r in rows(path)]
+    table = {}
+    for r in ours + peers:
+        if r["kernel"] == "torch_copy":
+            continue
+        table.setdefault((r["dtype"], int(r["B"]), int(r["N"])), {})[r["kernel"]] = r
+    copy = {r["dtype"]: float(r["copy_gbps"]) for r in ours if r.get("copy_gbps")}
+    gbps = lambda r: float(r["gbps"]) if r and r["status"] == "ok" else None
+    cell = lambda v, c: "n/a" if v is None else f"{v:.0f} ({100 * v / c:.0f}%)"
+    ratio = lambda a, b: "–" if a is None or b is None else f"{a / b:.2f}×"
+    out = ["| dtype | B | N | cache | decode_naive | flash_decode | flash_decode_paged (P = 64) | paged / flash | "
+           "cuDNN | flash / cuDNN | FLASH | MATH |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for (dtype, b, n), k in sorted(table.items(), key=lambda kv: (kv[0][0] != "fp16", kv[0][1], kv[0][2])):
+        c = copy[dtype]
+        any_row = next(iter(k.values()))
+        cache = 2 * b * int(any_row["kv_heads"] or 8) * n * int(any_row["d"]) * 2 / 2**20
+        naive, flash, paged = (gbps(k.get(x)) for x in ("decode_naive", "flash_decode", "flash_decode_paged"))
+        cudnn, fa, math_ = (gbps(k.get(x)) for x in ("torch_cudnn_decode", "torch_flash_decode", "torch_math_decode"))
+        out.append(f"| {dtype} | {b} | {n} | {cache:.0f} MiB | {cell(naive, c)} | {cell(flash, c)} | {cell(paged, c)} | "
+                   f"{ratio(paged, flash)} | {cell(cudnn, c)} | {ratio(flash, cudnn)} | {cell(fa, c)} | "
+                   f"{cell(math_, c)} |")
+    out.append("")
+    out.append("Shares are of the same run's device copy: " +
+               ", ".join(f"{d} run {copy[d]:.0f} GB/s" for d in sorted(copy)) + " (read + write).")
     return out
 
 

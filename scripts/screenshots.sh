@@ -24,6 +24,8 @@ shot presentation-traffic-1024x768 --present --n 64 --d 8 --br 8 --bc 8 --seed 3
   --width 1024 --height 768
 shot backward-grad-q-1920x1080 --pass backward --n 32 --d 8 --br 8 --bc 8 --seed 2 --causal --step 80 \
   --width 1920 --height 1080
+shot decode-merge-1280x720 --decode --kv-len 64 --heads 4 --kv-heads 2 --page 8 --splits 4 --seed 2 --step 66 \
+  --width 1280 --height 720
 report=(--n 64 --order q --scale none)  # the Vortex report's problem (the "Vortex report" preset)
 shot vortex-q-rowmax-1280x720 "${report[@]}" --d 8 --br 16 --bc 16 --step 9
 shot vortex_simt_step12 "${report[@]}" --d 8 --br 16 --bc 16 --step 12 --panel vortex
