@@ -248,8 +248,12 @@ std::string NarrateDecode(const Model& m) {
   const DecodeProblem& p = Problem(m);
   const DecodeStepInfo& info = s.info;
   const int g = info.kv_head;
-  const std::string heads =
-      g >= 0 ? Sprintf("query heads %d–%d", p.FirstHeadOf(g), p.FirstHeadOf(g) + p.group() - 1) : std::string();
+  const std::string heads = g < 0 ? std::string()
+                            : p.group() == 1
+                                ? Sprintf("query head %d", p.FirstHeadOf(g))
+                                : Sprintf("query heads %d–%d", p.FirstHeadOf(g), p.FirstHeadOf(g) + p.group() - 1);
+  // The group's first row, by its head, for the sample values the narration quotes.
+  const std::string row0 = g >= 0 ? DecodeRowName(p, g, 0) : std::string();
   const auto bytes = [](std::int64_t b) { return HumanBytes(static_cast<double>(b)); };
   const std::int64_t read = s.delta.HbmReadBytes(), written = s.delta.HbmWriteBytes();
   switch (info.phase) {
@@ -269,13 +273,15 @@ std::string NarrateDecode(const Model& m) {
                      s.keys, info.split);
     case DecodePhase::kRowMax:
       return Sprintf("rowmax: m_%d = the split's own row maximum%s. No running max: each split starts fresh.",
-                     info.split, s.split.m.empty() ? "" : (" (row 0: " + Num(s.split.m[0], 4) + ")").c_str());
+                     info.split, s.split.m.empty() ? "" : (" (" + row0 + ": " + Num(s.split.m[0], 4) + ")").c_str());
     case DecodePhase::kExp:
       return Sprintf("exp: P~ = exp(S − m_%d), every entry in (0, 1], in place of S.", info.split);
     case DecodePhase::kRowSum:
       return Sprintf("rowsum: ℓ_%d = Σ P~ over the split's %d keys%s.", info.split, s.keys,
-                     s.split.l.empty() ? "" : (" (row 0: " + Num(s.split.l[0], 4) + ")").c_str());
+                     s.split.l.empty() ? "" : (" (" + row0 + ": " + Num(s.split.l[0], 4) + ")").c_str());
     case DecodePhase::kUpdateO:
+      if (p.splits == 1)
+        return Sprintf("update_o: O_0 = P~ V, unnormalized; with one split the division by ℓ_0 comes at write_o.");
       return Sprintf("update_o: O_%d = P~ V, unnormalized: dividing by ℓ_%d now would have to be undone in the merge.",
                      info.split, info.split);
     case DecodePhase::kWritePartial:
@@ -288,15 +294,15 @@ std::string NarrateDecode(const Model& m) {
       for (int k = 0; k < p.splits && !s.merge.alpha.empty(); ++k)
         alphas += (k ? ", " : "") + Num(s.merge.alpha[static_cast<std::size_t>(k)], 3);
       return Sprintf(
-          "merge_stats: KV head %d's %d partials: M = max_s m_s, α_s = e^(m_s − M) (row 0: %s), "
+          "merge_stats: KV head %d's %d partials: M = max_s m_s, α_s = e^(m_s − M) (%s: %s), "
           "ℓ = Σ α_s ℓ_s.",
-          g, p.splits, alphas.c_str());
+          g, p.splits, row0.c_str(), alphas.c_str());
     }
     case DecodePhase::kMergeO:
       return Sprintf(
-          "merge_o: O += α_%d · O_%d (row 0: α_%d = %s): split %d's partial rescaled to the common max, "
+          "merge_o: O += α_%d · O_%d (%s: α_%d = %s): split %d's partial rescaled to the common max, "
           "%d of %d added.",
-          info.split, info.split, info.split,
+          info.split, info.split, row0.c_str(), info.split,
           s.merge.alpha.empty() ? "?" : Num(s.merge.alpha[static_cast<std::size_t>(info.split)], 4).c_str(), info.split,
           s.merge.merged, p.splits);
     case DecodePhase::kWriteO:
@@ -305,14 +311,18 @@ std::string NarrateDecode(const Model& m) {
                        heads.c_str(), bytes(written).c_str());
       return Sprintf("write_o: O = (Σ α_s O_s) / ℓ for %s goes to HBM (%s): the softmax over all %d keys.",
                      heads.c_str(), bytes(written).c_str(), p.kv_len());
-    case DecodePhase::kDone:
+    case DecodePhase::kDone: {
+      const double naive_reads = KvCacheReads(p, m.decode_naive_ledger());
+      const std::int64_t partials =
+          s.ledger[HbmTensor::kOPartial].read_bytes + s.ledger[HbmTensor::kOPartial].write_bytes +
+          s.ledger[HbmTensor::kStatsPartial].read_bytes + s.ledger[HbmTensor::kStatsPartial].write_bytes;
       return Sprintf(
-          "done: the KV cache (%s) was read once per KV head (%d heads); decode_naive would read it %g "
-          "times, once per query head. The partials cost %s.",
-          bytes(KvCacheBytes(p)).c_str(), p.shape.kv_heads, KvCacheReads(p, m.decode_naive_ledger()),
-          bytes(s.ledger[HbmTensor::kOPartial].read_bytes + s.ledger[HbmTensor::kOPartial].write_bytes +
-                s.ledger[HbmTensor::kStatsPartial].read_bytes + s.ledger[HbmTensor::kStatsPartial].write_bytes)
-              .c_str());
+          "done: the KV cache (%s) was read once per KV head (%d head%s); decode_naive would read it %g "
+          "time%s, once per query head. %s",
+          bytes(KvCacheBytes(p)).c_str(), p.shape.kv_heads, p.shape.kv_heads == 1 ? "" : "s", naive_reads,
+          naive_reads == 1 ? "" : "s",
+          p.splits == 1 ? "One split: no partials, no merge." : ("The partials cost " + bytes(partials) + ".").c_str());
+    }
   }
   return {};
 }

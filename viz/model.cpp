@@ -167,6 +167,7 @@ void Model::SetDecodeProblem(const DecodeProblem& problem, std::shared_ptr<const
   // Small by construction (the GUI's limits): the reference and both ledgers on the frame thread.
   decode->reference =
       ReferenceDecode(problem.shape, decode->inputs->q.data(), decode->inputs->k.data(), decode->inputs->v.data(), 1);
+  decode->output = decode->stepper.Walk([](const DecodeState&) { return true; });
   decode->final_ledger = decode->stepper.FinalLedger();
   decode->naive_ledger = DecodeNaiveLedger(problem);
   decode->abs_max = std::max({AbsMax(decode->inputs->q), AbsMax(decode->inputs->k), AbsMax(decode->inputs->v)});

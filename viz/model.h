@@ -134,6 +134,8 @@ class Model {
   const DecodeState* decode_previous() const { return step_ > 0 ? &decode_->previous : nullptr; }
   // O (H × R × d) of the float64 reference; decode_naive's and flash-decoding's whole ledgers.
   const std::vector<double>& decode_reference() const { return decode_->reference; }
+  // O (H × R × d) as the decode stepper's write_o steps leave it.
+  const std::vector<double>& decode_output() const { return decode_->output; }
   const Ledger& decode_final_ledger() const { return decode_->final_ledger; }
   const Ledger& decode_naive_ledger() const { return decode_->naive_ledger; }
   // The largest |Q|, |K|, |V| of the decode inputs (colour ranges).
@@ -185,7 +187,7 @@ class Model {
     std::shared_ptr<const DecodeInputs> inputs;
     DecodeStepper stepper;
     DecodeState state, previous;
-    std::vector<double> reference;
+    std::vector<double> reference, output;
     Ledger final_ledger, naive_ledger;
     double abs_max = 1;
   };

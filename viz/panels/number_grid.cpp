@@ -109,8 +109,12 @@ ScreenRect DrawNumberGrid(const char* id, UiState& ui, ScreenRect area, int rows
       if (numbers) {
         const std::string text = CellNum(v, decimals);
         const ImVec2 size = mono->CalcTextSizeA(mono_size, FLT_MAX, 0, text.c_str());
-        dl->AddText(mono, mono_size, ImVec2(cr.max.x - size.x - 3, cr.min.y + (cr.height() - size.y) / 2),
-                    ImGui::GetColorU32(ImGuiCol_Text), text.c_str());
+        // A shadow in the window's colour keeps the digits legible where the bar ends under them.
+        const ImVec2 at(cr.max.x - size.x - 3, cr.min.y + (cr.height() - size.y) / 2);
+        for (const ImVec2 offset : {ImVec2(1, 1), ImVec2(-1, -1), ImVec2(1, -1), ImVec2(-1, 1)})
+          dl->AddText(mono, mono_size, ImVec2(at.x + offset.x, at.y + offset.y), ImGui::GetColorU32(ImGuiCol_WindowBg),
+                      text.c_str());
+        dl->AddText(mono, mono_size, at, ImGui::GetColorU32(ImGuiCol_Text), text.c_str());
       }
     }
     DrawMathText(dl, ImVec2(stat_rect.min.x, stat_rect.max.y + 1), pal.dim, stat_name);

@@ -79,16 +79,17 @@ void DrawDecodeFields(const Model& model, UiState& ui, bool& commit, float label
            "(shuffled from the seed, as an allocator serving many sequences leaves it).",
            &f.page, 1, 8, label_w, commit);
   Label("splits",
-        "S chunks of whole pages that run in parallel, each writing a partial (m_s, ℓ_s, O_s). From M: the "
+        "The keys cut into chunks of whole pages that run in parallel, each writing a partial (m_s, ℓ_s, O_s). From M: "
+        "the "
         "largest chunk whose K, V, Q rows, scores, O_s and statistics fit in M (2·C·d + rows·(2d + C + 2) "
         "floats).",
         label_w);
   int splits = f.splits_from_sram ? 0 : 1;
   commit |= Committed(ImGui::RadioButton("from M", &splits, 0));
   ImGui::SameLine();
-  commit |= Committed(ImGui::RadioButton("S", &splits, 1));
+  commit |= Committed(ImGui::RadioButton("given", &splits, 1));
   f.splits_from_sram = splits == 0;
-  if (!f.splits_from_sram) IntField("S", "##splits", "The number of splits.", &f.splits, 1, 4, label_w, commit);
+  if (!f.splits_from_sram) IntField("count", "##splits", "The number of splits.", &f.splits, 1, 4, label_w, commit);
   Label("M (bytes)", "On-chip SRAM size M in bytes: the budget a split's tiles are shown against.", label_w);
   ImGui::SetNextItemWidth(-1);
   long long sram = f.sram_bytes;
@@ -112,7 +113,7 @@ void DrawDecodeFields(const Model& model, UiState& ui, bool& commit, float label
     const DecodeProblem& p = model.decode_problem();
     ImGui::PushTextWrapPos(0);
     MathTextColored(GetPalette().dim,
-                    Sprintf("%d query heads over %d KV heads (%d a group), S = %d split%s of ≤ %d keys (%s), %d pages "
+                    Sprintf("%d query heads over %d KV heads (%d a group), %d split%s of ≤ %d keys (%s), %d pages "
                             "of %d, scale %.4g, %lld steps",
                             p.shape.heads, p.shape.kv_heads, p.group(), p.splits, p.splits == 1 ? "" : "s",
                             p.MaxSplitKeys(), p.splits_from_sram ? "from M" : "given", p.pages(), p.page, p.shape.scale,
