@@ -254,7 +254,7 @@ void PrintDecodeSummary(const std::vector<cuda::DecodeBenchRow>& rows) {
 
 int RunDecodeBench(const BenchOptions& o) {
   if (o.csv.empty()) throw UsageError("--csv FILE is required (the results, one row per kernel and shape)");
-  cuda::DecodeProblem base;
+  cuda::DecodeLaunchShape base;
   base.heads = o.heads_option && o.heads_option->count() > 0 ? o.heads : 32;
   base.d = o.d_option && o.d_option->count() > 0 ? o.d : 128;
   base.kv_heads = o.kv_heads;
@@ -299,7 +299,7 @@ int RunDecodeBench(const BenchOptions& o) {
   bool all_good = true;
   for (std::size_t index = 0; index < points.size(); ++index) {
     const cuda::DecodeSweepPoint& point = points[index];
-    const cuda::DecodeProblem& p = point.problem;
+    const cuda::DecodeLaunchShape& p = point.problem;
     std::fprintf(stderr, "[%zu/%zu] %-18s %s B=%d H=%d G=%d R=%d N=%d d=%d%s: ", index + 1, points.size(),
                  point.variant->id, dtype_name.c_str(), p.batch, p.heads, p.kv_heads, p.q_rows, p.kv_len, p.d,
                  p.page_size > 0 ? Sprintf(" P=%d", p.page_size).c_str() : "");

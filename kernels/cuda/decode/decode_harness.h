@@ -30,6 +30,7 @@ struct DecodeMeasureOptions {
   std::uint64_t seed = 1;     // fresh inputs: the caller changes it for every measurement
   bool validate_all = false;  // tests: every (sequence, KV head); bench: the first and the last
   bool time = true;           // false: validate only
+  bool compare = true;        // false: no float64 comparison (sweeps of a tested kernel), only every O written
   int splits = 0;             // flash_decode's split count forced (> 0), or the automatic rule (0)
 };
 
@@ -41,7 +42,7 @@ struct DecodeMeasurement : Measurement {
 
 // Validates `variant` (a row of DecodeCatalogue()) on fresh inputs, then (options.time) times it. A problem whose
 // buffers do not fit in the free device memory is "not applicable" with the sizes in the reason.
-DecodeMeasurement MeasureDecode(const VariantInfo& variant, const DecodeProblem& problem, DType dtype,
+DecodeMeasurement MeasureDecode(const VariantInfo& variant, const DecodeLaunchShape& problem, DType dtype,
                                 const DecodeMeasureOptions& options);
 
 // The HBM bandwidth ceiling the decode figures are judged against: a device copy of `bytes` (two buffers of that

@@ -87,7 +87,7 @@ __global__ void __launch_bounds__(32 * kWarps)
 
 template <typename T, int kD>
 cudaError_t LaunchTyped(const DecodeArgs& args) {
-  const DecodeProblem& s = args.shape;
+  const DecodeLaunchShape& s = args.shape;
   const dim3 grid(static_cast<unsigned>(s.heads), static_cast<unsigned>(s.batch));
   DecodeNaiveKernel<T, kD><<<grid, 32 * kWarps, 0, args.stream>>>(
       static_cast<const T*>(args.q), static_cast<const T*>(args.k), static_cast<const T*>(args.v),

@@ -24,11 +24,11 @@ int CeilDivide(std::int64_t a, std::int64_t b) {
 
 }  // namespace
 
-float DecodeProblem::Scale() const {
+float DecodeLaunchShape::Scale() const {
   return scale != 0 ? scale : 1.0f / std::sqrt(static_cast<float>(d));
 }
 
-DecodeShape DecodeProblem::Sequence() const {
+DecodeShape DecodeLaunchShape::Sequence() const {
   DecodeShape shape;
   shape.heads = heads;
   shape.kv_heads = kv_heads;
@@ -39,11 +39,11 @@ DecodeShape DecodeProblem::Sequence() const {
   return shape;
 }
 
-double DecodeKvCacheBytes(const DecodeProblem& problem, DType dtype) {
+double DecodeKvCacheBytes(const DecodeLaunchShape& problem, DType dtype) {
   return 2.0 * static_cast<double>(problem.KvElements()) * static_cast<double>(DTypeBytes(dtype));
 }
 
-double DecodeFlops(const DecodeProblem& problem) {
+double DecodeFlops(const DecodeLaunchShape& problem) {
   return 4.0 * static_cast<double>(problem.QueryRows()) * problem.kv_len * problem.d;
 }
 
@@ -61,7 +61,7 @@ bool DecodeVariantIsPaged(const VariantInfo& variant) {
   return std::string_view(variant.id) == "flash_decode_paged";
 }
 
-std::optional<std::string> DecodeNotApplicable(const VariantInfo& variant, const DecodeProblem& p, DType dtype) {
+std::optional<std::string> DecodeNotApplicable(const VariantInfo& variant, const DecodeLaunchShape& p, DType dtype) {
   if (p.batch < 1 || p.heads < 1 || p.kv_heads < 1 || p.q_rows < 1 || p.kv_len < 1)
     return Sprintf("B = %d, H = %d, G = %d, R = %d, N = %d: every one must be at least 1", p.batch, p.heads, p.kv_heads,
                    p.q_rows, p.kv_len);
@@ -82,27 +82,29 @@ std::optional<std::string> DecodeNotApplicable(const VariantInfo& variant, const
   return std::nullopt;
 }
 
-int DecodeRowGroups(const DecodeProblem& problem) {
+int DecodeRowGroups(const DecodeLaunchShape& problem) {
   return CeilDivide(problem.GroupRows(), kDecodeRowsPerBlock);
 }
 
-// The automatic rule, justified in flash_decode.cu by a sweep over split counts: about one block per SM
-// (⌊SMs / (B·G·row groups)⌋ splits) for the contiguous cache, two for the paged one, whose pages in random places
-// want more tiles in flight per SM; never a second wave of blocks (the shared memory holds two blocks per SM at
-// d = 128); and no split shorter than kMinTilesPerSplit tiles, where the split's prologue (Q, the pipeline's first
-// tiles) and the merge stop paying for themselves.
+// The automatic rule, justified in flash_decode.cu by sweeps over split counts: about one block per SM
+// (⌊SMs / (B·G·row groups)⌋ splits); the same for the paged cache when P is a multiple of the tile (one lookup per
+// tile, run7), two per SM when it is not (a division and a lookup per row, which a second block per SM hides: P = 16
+// lost up to 37% at one block per SM, run8); never a second wave of blocks (the shared memory holds two blocks per
+// SM at d = 128); and no split shorter than kMinTilesPerSplit tiles, where the split's prologue (Q, the pipeline's
+// first tiles) and its share of the merge stop paying for themselves.
 namespace {
 constexpr int kMinTilesPerSplit = 4;
-constexpr int kBlocksPerSmContiguous = 1;
-constexpr int kBlocksPerSmPaged = 2;
+constexpr int kBlocksPerSm = 1;
+constexpr int kBlocksPerSmRowLookups = 2;
 }  // namespace
 
-int DecodeSplits(const DecodeProblem& problem, int forced, int sm_count) {
+int DecodeSplits(const DecodeLaunchShape& problem, int forced, int sm_count) {
   const int tiles = CeilDivide(problem.kv_len, kDecodeTileKeys);
   int splits = forced;
   if (splits <= 0) {
     const std::int64_t blocks = static_cast<std::int64_t>(problem.batch) * problem.kv_heads * DecodeRowGroups(problem);
-    const int blocks_per_sm = problem.page_size > 0 ? kBlocksPerSmPaged : kBlocksPerSmContiguous;
+    const bool row_lookups = problem.page_size > 0 && problem.page_size % kDecodeTileKeys != 0;
+    const int blocks_per_sm = row_lookups ? kBlocksPerSmRowLookups : kBlocksPerSm;
     const auto per_sm = static_cast<int>(std::max<std::int64_t>(1, blocks_per_sm * std::max(1, sm_count) / blocks));
     splits = std::min(per_sm, std::max(1, tiles / kMinTilesPerSplit));
   }
@@ -110,15 +112,17 @@ int DecodeSplits(const DecodeProblem& problem, int forced, int sm_count) {
   return CeilDivide(tiles, CeilDivide(tiles, splits));  // no empty split
 }
 
-int DecodeKeysPerSplit(const DecodeProblem& problem, int splits) {
+int DecodeKeysPerSplit(const DecodeLaunchShape& problem, int splits) {
   const int tiles = CeilDivide(problem.kv_len, kDecodeTileKeys);
   return CeilDivide(tiles, std::max(1, splits)) * kDecodeTileKeys;
 }
 
-std::size_t DecodeWorkspaceBytes(const DecodeProblem& problem, int splits) {
+std::size_t DecodeWorkspaceBytes(const DecodeLaunchShape& problem, int splits) {
   if (splits <= 1) return 0;
   const auto partials = static_cast<std::size_t>(problem.QueryRows()) * static_cast<std::size_t>(splits);
-  return partials * (static_cast<std::size_t>(problem.d) + 2) * sizeof(float);
+  const auto counters = static_cast<std::size_t>(problem.batch) * static_cast<std::size_t>(problem.kv_heads) *
+                        static_cast<std::size_t>(DecodeRowGroups(problem));
+  return partials * (static_cast<std::size_t>(problem.d) + 2) * sizeof(float) + counters * sizeof(std::uint32_t);
 }
 
 std::string DecodeCsvHeader() {
@@ -139,7 +143,7 @@ std::string DecodeCsvLine(const DecodeBenchRow& r) {
 
 std::vector<DecodeSweepPoint> DecodeSweepPoints(const std::vector<std::string>& kernels,
                                                 const std::vector<int>& batches, const std::vector<int>& kv_lens,
-                                                const DecodeProblem& base) {
+                                                const DecodeLaunchShape& base) {
   std::vector<const VariantInfo*> variants;
   for (const std::string& id : kernels) {
     const VariantInfo* variant = FindDecodeInfo(id);
@@ -156,7 +160,7 @@ std::vector<DecodeSweepPoint> DecodeSweepPoints(const std::vector<std::string>& 
   for (int batch : batches)
     for (int n : kv_lens)
       for (const VariantInfo* variant : variants) {
-        DecodeProblem problem = base;
+        DecodeLaunchShape problem = base;
         problem.batch = batch;
         problem.kv_len = n;
         if (!DecodeVariantIsPaged(*variant)) problem.page_size = 0;

@@ -27,7 +27,9 @@
 
 namespace flashviz::cuda {
 
-struct DecodeProblem {
+// The shape of one batched decoding step as the CUDA kernels launch it (B sequences, the paged pool's page size).
+// Not flashviz::DecodeProblem (kernels/cpu/decode.h), the CPU model's one-sequence problem with its inputs.
+struct DecodeLaunchShape {
   int batch = 1;      // B sequences
   int heads = 32;     // H query heads
   int kv_heads = 8;   // G KV heads, divides H
@@ -51,9 +53,9 @@ struct DecodeProblem {
 };
 
 // The least a decoding step must read: the whole KV cache once, 2·B·G·N·d elements.
-double DecodeKvCacheBytes(const DecodeProblem& problem, DType dtype);
+double DecodeKvCacheBytes(const DecodeLaunchShape& problem, DType dtype);
 // 4·B·H·R·N·d: q·k and p·v for every (query row, key) pair.
-double DecodeFlops(const DecodeProblem& problem);
+double DecodeFlops(const DecodeLaunchShape& problem);
 
 std::span<const VariantInfo> DecodeCatalogue();  // the order of decode_rows.inc
 const VariantInfo* FindDecodeInfo(std::string_view id);
@@ -61,20 +63,23 @@ bool DecodeVariantIsPaged(const VariantInfo& variant);  // reads the paged pool 
 
 // Why `variant` cannot run `problem` in `dtype` (catalogue data, the shape's own consistency, the page size), or
 // nothing when it can.
-std::optional<std::string> DecodeNotApplicable(const VariantInfo& variant, const DecodeProblem& problem, DType dtype);
+std::optional<std::string> DecodeNotApplicable(const VariantInfo& variant, const DecodeLaunchShape& problem,
+                                               DType dtype);
 
 // ---- flash_decode's split of the KV cache (flash_decode.cu says why, and what the sweep measured).
 // A split is a range of whole tiles of kDecodeTileKeys keys; each (sequence, KV head, row group, split) is one block.
 inline constexpr int kDecodeTileKeys = 64;
-inline constexpr int kDecodeRowsPerBlock = 16;      // query rows one block computes: the m = 16 of mma.m16n8k16
-int DecodeRowGroups(const DecodeProblem& problem);  // ⌈H/G·R / 16⌉
+inline constexpr int kDecodeRowsPerBlock = 16;          // query rows one block computes: the m = 16 of mma.m16n8k16
+int DecodeRowGroups(const DecodeLaunchShape& problem);  // ⌈H/G·R / 16⌉
 // The split count flash_decode uses: `forced` (> 0) or the automatic rule for `sm_count` multiprocessors; then
 // made effective: at most one split per tile, and no split left empty (⌈tiles / ⌈tiles / splits⌉⌉).
-int DecodeSplits(const DecodeProblem& problem, int forced, int sm_count);
+int DecodeSplits(const DecodeLaunchShape& problem, int forced, int sm_count);
 // Keys per split (a multiple of kDecodeTileKeys) for an effective split count.
-int DecodeKeysPerSplit(const DecodeProblem& problem, int splits);
-// fp32 scratch of the split partials: per query row and split, O (d floats) and (m, ℓ). 0 for one split.
-std::size_t DecodeWorkspaceBytes(const DecodeProblem& problem, int splits);
+int DecodeKeysPerSplit(const DecodeLaunchShape& problem, int splits);
+// Scratch of the split partials: per query row and split, O (d floats) and (m, ℓ), fp32; then one uint32 arrival
+// counter per (sequence, KV head, row group), which must be 0 before the workspace's first use (the kernel leaves
+// it 0 again). 0 bytes for one split.
+std::size_t DecodeWorkspaceBytes(const DecodeLaunchShape& problem, int splits);
 
 // ---- `flashviz bench --decode`'s rows: the bench CSV's columns (kernel, dtype, B, H, N, d, causal, ms_median,
 // ms_min, tflops, max_abs_error, hbm_bytes, gpu, status) followed by kv_heads, q_rows, page, splits, gbps,
@@ -91,10 +96,10 @@ std::string DecodeCsvLine(const DecodeBenchRow& row);
 // The sweep of `flashviz bench --decode`: batch outer, then N, then kernels. Throws InputError for an unknown id.
 struct DecodeSweepPoint {
   const VariantInfo* variant;
-  DecodeProblem problem;
+  DecodeLaunchShape problem;
 };
 std::vector<DecodeSweepPoint> DecodeSweepPoints(const std::vector<std::string>& kernels,
                                                 const std::vector<int>& batches, const std::vector<int>& kv_lens,
-                                                const DecodeProblem& base);
+                                                const DecodeLaunchShape& base);
 
 }  // namespace flashviz::cuda

@@ -5,9 +5,9 @@
 // [SECTION] index
 //   1. PTX wrappers: ldmatrix, mma.sync m16n8k16, packing two floats
 //   2. Traits: tile, stages, shared-memory layout, the XOR swizzle
-//   3. The split kernel: per tile S = Q·K_jᵀ, online softmax, O += P̃·V_j; the warps' partials merged per block
-//   4. The merge kernel: the splits' (m, ℓ, O) rescaled into O
-//   5. Host launch
+//   3. The split kernel: per tile S = Q·K_jᵀ, online softmax, O += P̃·V_j; the warps' partials merged per block;
+//      the last split of a (sequence, KV head) to finish merges the splits' (m, ℓ, O) into O
+//   4. Host launch
 //
 // Fragment layouts (PTX ISA, "Matrix fragments for mma.m16n8k16"), lane = 0..31, g = lane / 4, c = lane % 4:
 //   A (16×16): a0 = (row g, cols 2c, 2c+1), a1 = (row g+8, same), a2 = (row g, cols 2c+8, 2c+9), a3 = (row g+8, same)
@@ -94,13 +94,18 @@ struct Traits {
   static constexpr int kKeys = kDecodeTileKeys;      // keys per tile: 16 per warp
   static constexpr int kRows = kDecodeRowsPerBlock;  // query rows per block (padded with zeros)
   // Tiles in flight: with 16 KB (d = 64) or 32 KB (d = 128) of K_j and V_j per stage, 3-4 stages keep 48-96 KB of
-  // loads outstanding per block, and the shared memory still holds 3 (d = 64) or 2 (d = 128) blocks per SM.
+  // loads outstanding per block, and the shared memory still holds 3 (d = 64) or 2 (d = 128) blocks per SM. (Six
+  // stages at d = 128, one block per SM, measured no faster at B = 1 or 8: run6.)
   static constexpr int kStages = kD == 64 ? 4 : 3;
   static constexpr int kRowBytes = kD * 2;
   static constexpr int kChunks = kD / 8;  // 16-byte chunks per row
   static constexpr int kTileBytes = kKeys * kRowBytes;
   static constexpr int kQBytes = kRows * kRowBytes;
   static constexpr int kSmemBytes = kQBytes + 2 * kStages * kTileBytes;
+  // The paged cache's block-table entries of a split, read once at block start (8 KB: 2048 pages, a whole split of
+  // 131072 keys at P = 64); the shared memory still holds 2 (d = 128) or 3 (d = 64) blocks per SM.
+  static constexpr int kTableEntries = 2048;
+  static constexpr int kPagedSmemBytes = kSmemBytes + kTableEntries * 4;
   // The end-of-split merge of the four warps' partials reuses the pipeline's memory: O, m and ℓ per warp and row.
   static constexpr int kMergeBytes = (kWarps * kRows * kD + 2 * kWarps * kRows) * 4;
   static_assert(kMergeBytes <= kSmemBytes);
@@ -123,6 +128,7 @@ struct FlashDecodeParams {
   const std::int32_t* block_table;
   float* partial_o;    // [query row][split][d], with splits > 1
   float2* partial_ml;  // [query row][split]: (m in log2 units, ℓ)
+  unsigned* arrivals;  // [B][G·row groups]: splits done so far; 0 between launches
   int heads, kv_heads, q_rows, kv_len, d;
   int group_rows, row_groups;  // H/G·R, ⌈H/G·R / 16⌉
   int page_size, pages_per_sequence;
@@ -131,33 +137,58 @@ struct FlashDecodeParams {
 };
 
 // Element offset of key `key`'s row of KV head g in sequence b. Contiguous: [B][G][N][d]. Paged: the page's
-// physical block from the table, then [block][G][P][d].
+// physical block from the split's copy of the block table in shared memory (`table`, pages first_page …), or from
+// the global table past its kTableEntries entries; then [block][G][P][d].
+struct PageTable {
+  const std::int32_t* entries;  // shared memory: block_table[b][first_page + i]
+  int first_page;
+};
+
 template <int kD, bool kPaged>
-__device__ __forceinline__ std::int64_t RowOffset(const FlashDecodeParams& p, int b, int g, int key) {
+__device__ __forceinline__ std::int64_t RowOffset(const FlashDecodeParams& p, const PageTable& table, int b, int g,
+                                                  int key) {
   if constexpr (kPaged) {
     const int page = key / p.page_size;
-    const std::int64_t block = __ldg(p.block_table + static_cast<std::int64_t>(b) * p.pages_per_sequence + page);
+    const int local = page - table.first_page;
+    const std::int64_t block = local < Traits<kD>::kTableEntries
+                                   ? table.entries[local]
+                                   : __ldg(p.block_table + static_cast<std::int64_t>(b) * p.pages_per_sequence + page);
     return ((block * p.kv_heads + g) * p.page_size + (key - page * p.page_size)) * kD;
   } else {
     return ((static_cast<std::int64_t>(b) * p.kv_heads + g) * p.kv_len + key) * kD;
   }
 }
 
-// A tile's copy is split in two steps so that the paged cache's lookups run one tile ahead: FindRows reads where
-// this thread's rows of tile (key0 …) live (for the paged pool, the block table), CopyRows issues their cp.async an
-// iteration later, when the table's answer has long arrived. Each thread keeps one 16-byte chunk column (chunk =
+// A tile's copy is split in two steps so that the paged cache's lookups run one tile ahead: FindRows computes where
+// this thread's rows of tile (key0 …) live (for the paged pool, from the split's block-table entries in shared
+// memory), CopyRows issues their cp.async an iteration later. Each thread keeps one 16-byte chunk column (chunk =
 // thread mod d/8) and kRowsPerThread rows, so one lookup serves its K and its V copy.
 template <int kD>
 inline constexpr int kRowsPerThread = Traits<kD>::kKeys* Traits<kD>::kChunks / Traits<kD>::kThreads;
 
 template <int kD, bool kPaged>
-__device__ __forceinline__ void FindRows(std::int64_t (&offset)[kRowsPerThread<kD>], const FlashDecodeParams& p, int b,
-                                         int g, int key0, int key_end) {
+__device__ __forceinline__ void FindRows(std::int64_t (&offset)[kRowsPerThread<kD>], const FlashDecodeParams& p,
+                                         const PageTable& table, int b, int g, int key0, int key_end) {
   using Tr = Traits<kD>;
+  const int row0 = threadIdx.x / Tr::kChunks;  // this thread's rows: row0 + j · kThreads/kChunks
+  if constexpr (kPaged) {
+    // P a multiple of the tile (64, 128, 256 …): tiles start at multiples of 64, so the whole tile lies in one page
+    // and its rows are consecutive there: one lookup and additions, instead of a division and a lookup per row (at
+    // one block per SM that per-row index arithmetic, not the memory, was what held a block back).
+    if (p.page_size % Tr::kKeys == 0) {
+      const std::int64_t tile = key0 < key_end ? RowOffset<kD, true>(p, table, b, g, key0) : 0;
+#pragma unroll
+      for (int j = 0; j < kRowsPerThread<kD>; ++j) {
+        const int row = row0 + j * (Tr::kThreads / Tr::kChunks);
+        offset[j] = key0 + row < key_end ? tile + static_cast<std::int64_t>(row) * kD : -1;
+      }
+      return;
+    }
+  }
 #pragma unroll
   for (int j = 0; j < kRowsPerThread<kD>; ++j) {
-    const int key = key0 + threadIdx.x / Tr::kChunks + j * (Tr::kThreads / Tr::kChunks);
-    offset[j] = key < key_end ? RowOffset<kD, kPaged>(p, b, g, key) : -1;  // −1: past the split, zero-filled
+    const int key = key0 + row0 + j * (Tr::kThreads / Tr::kChunks);
+    offset[j] = key < key_end ? RowOffset<kD, kPaged>(p, table, b, g, key) : -1;  // −1: past the split, zero-filled
   }
 }
 
@@ -212,15 +243,26 @@ __global__ void __launch_bounds__(Traits<kD>::kThreads) FlashDecodeKernel(const 
     const int row = i / Tr::kChunks, chunk = i % Tr::kChunks;
     CpAsync16(q_tile + Swizzle<kD>(row, chunk), q + (row < rows ? row * kD + chunk * 8 : 0), row < rows);
   }
+  // The paged cache: the split's block-table entries into shared memory, one coalesced read, before any lookup.
+  PageTable table{nullptr, 0};
+  if constexpr (kPaged) {
+    auto* entries = reinterpret_cast<std::int32_t*>(smem + Tr::kSmemBytes);
+    table.first_page = key_begin / p.page_size;
+    const int pages = min(Tr::kTableEntries, (key_end - 1) / p.page_size - table.first_page + 1);
+    const std::int32_t* row = p.block_table + static_cast<std::int64_t>(b) * p.pages_per_sequence + table.first_page;
+    for (int i = threadIdx.x; i < pages; i += Tr::kThreads) entries[i] = __ldg(row + i);
+    table.entries = entries;
+    __syncthreads();
+  }
   std::int64_t rows_ahead[kRowsPerThread<kD>];  // where the next tile to copy lives
 #pragma unroll
   for (int stage = 0; stage < Tr::kStages - 1; ++stage) {
-    FindRows<kD, kPaged>(rows_ahead, p, b, g, key_begin + stage * Tr::kKeys, key_end);
+    FindRows<kD, kPaged>(rows_ahead, p, table, b, g, key_begin + stage * Tr::kKeys, key_end);
     if (stage < tiles)
       CopyRows<T, kD>(k_tiles + stage * Tr::kTileBytes, v_tiles + stage * Tr::kTileBytes, rows_ahead, p);
     CpAsyncCommit();  // empty groups too: the wait below counts groups, one per tile
   }
-  FindRows<kD, kPaged>(rows_ahead, p, b, g, key_begin + (Tr::kStages - 1) * Tr::kKeys, key_end);
+  FindRows<kD, kPaged>(rows_ahead, p, table, b, g, key_begin + (Tr::kStages - 1) * Tr::kKeys, key_end);
   CpAsyncWait<Tr::kStages - 2>();
   __syncthreads();  // Q (group 0) is in shared memory for every thread
 
@@ -244,7 +286,7 @@ __global__ void __launch_bounds__(Traits<kD>::kThreads) FlashDecodeKernel(const 
       CopyRows<T, kD>(k_tiles + (next % Tr::kStages) * Tr::kTileBytes, v_tiles + (next % Tr::kStages) * Tr::kTileBytes,
                       rows_ahead, p);
       // The lookups of the tile after it, in flight while this tile is computed.
-      FindRows<kD, kPaged>(rows_ahead, p, b, g, key_begin + (next + 1) * Tr::kKeys, key_end);
+      FindRows<kD, kPaged>(rows_ahead, p, table, b, g, key_begin + (next + 1) * Tr::kKeys, key_end);
     }
     CpAsyncCommit();
     const std::uint32_t k_base = SharedAddress(k_tiles + (t % Tr::kStages) * Tr::kTileBytes);
@@ -355,65 +397,76 @@ __global__ void __launch_bounds__(Traits<kD>::kThreads) FlashDecodeKernel(const 
       if (col == 0) p.partial_ml[partial] = make_float2(m_block, l);
     }
   }
-}
+  if (p.splits == 1) return;
 
-// ---------------------------------------------------------------------------------------------------------------
-// [SECTION] 4. The merge kernel
-//
-// One warp per query row: M = max_s m_s, α_s = 2^(m_s − M) (m in base-2 units), ℓ = Σ α_s ℓ_s,
-// O = Σ α_s O_s / ℓ. Lane l owns d/32 consecutive elements, so each split's O row is one coalesced read.
-template <typename T, int kD>
-__global__ void __launch_bounds__(128)
-    MergeSplitsKernel(const float* __restrict__ partial_o, const float2* __restrict__ partial_ml, T* __restrict__ o,
-                      std::int64_t rows, int splits) {
-  constexpr int kPerLane = kD / 32;
-  const std::int64_t row = static_cast<std::int64_t>(blockIdx.x) * 4 + threadIdx.x / 32;
-  const int lane = threadIdx.x % 32;
-  if (row >= rows) return;
-  const float2* ml = partial_ml + row * splits;
-  float m_all = -INFINITY;
-  for (int s = lane; s < splits; s += 32) m_all = fmaxf(m_all, ml[s].x);
-#pragma unroll
-  for (int offset = 16; offset > 0; offset /= 2) m_all = fmaxf(m_all, __shfl_xor_sync(0xffffffffu, m_all, offset));
-  float acc[kPerLane] = {};
-  float l = 0.0f;
-  for (int s = 0; s < splits; ++s) {
-    const float2 partial = ml[s];
-    const float alpha = FastExp2(partial.x - m_all);
-    l += alpha * partial.y;
-    const float* o_s = partial_o + (row * splits + s) * kD + lane * kPerLane;
-    if constexpr (kPerLane == 4) {
-      const float4 x = *reinterpret_cast<const float4*>(o_s);
-      acc[0] += alpha * x.x;
-      acc[1] += alpha * x.y;
-      acc[2] += alpha * x.z;
-      acc[3] += alpha * x.w;
-    } else {
-      const float2 x = *reinterpret_cast<const float2*>(o_s);
-      acc[0] += alpha * x.x;
-      acc[1] += alpha * x.y;
-    }
+  // The merge of the splits, by the last of them to finish. Memory ordering (the CUDA C++ Programming Guide's
+  // "Memory Fence Functions" example): every thread fences its partial stores at device scope (__threadfence),
+  // then the barrier orders all of them before thread 0's atomicAdd on this (sequence, KV head, row group)'s
+  // counter. The block whose add returns splits − 1 therefore comes after every other block's add, and so after
+  // every other block's fenced partials; its own fence after the barrier orders its loads after the add (fence to
+  // fence through the atomic), and the loads go to L2 (__ldcg), never to a line of L1 an earlier launch left there.
+  // No block of this launch touches the counter after the last add, and the next launch on the stream starts after
+  // this one ends: the last block sets it back to 0 with a plain store, so the workspace needs no memset per launch.
+  __threadfence();
+  __syncthreads();
+  bool last_split = false;
+  if (threadIdx.x == 0) {
+    unsigned* arrivals = p.arrivals + static_cast<std::int64_t>(b) * gridDim.y + blockIdx.y;
+    last_split = atomicAdd(arrivals, 1u) == static_cast<unsigned>(p.splits - 1);
+    if (last_split) *arrivals = 0;
   }
-#pragma unroll
-  for (int u = 0; u < kPerLane; ++u) o[row * kD + lane * kPerLane + u] = device::FromFloat<T>(acc[u] / l);
+  if (!__syncthreads_or(last_split)) return;  // thread 0's answer, to every thread
+  __threadfence();
+
+  // M = max_s m_s, α_s = 2^(m_s − M) (m in base-2 units), ℓ = Σ α_s ℓ_s, O = Σ α_s O_s / ℓ. Thread i owns four
+  // consecutive elements of a row (a warp per row at d = 128), so each split's O row is one coalesced read.
+  constexpr int kQuads = kD / 4;
+  for (int i = threadIdx.x; i < rows * kQuads; i += Tr::kThreads) {
+    const int row = i / kQuads, quad = i % kQuads;
+    const std::int64_t out_row = row0 + row;
+    const float2* ml = p.partial_ml + out_row * p.splits;
+    const float4* o_s = reinterpret_cast<const float4*>(p.partial_o + out_row * p.splits * kD) + quad;
+    float m_all = -INFINITY;
+    for (int s = 0; s < p.splits; ++s) m_all = fmaxf(m_all, __ldcg(ml + s).x);
+    float l = 0.0f;
+    float4 acc = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+#pragma unroll 4
+    for (int s = 0; s < p.splits; ++s) {
+      const float2 partial = __ldcg(ml + s);
+      const float alpha = FastExp2(partial.x - m_all);
+      const float4 x = __ldcg(o_s + s * kQuads);
+      l += alpha * partial.y;
+      acc.x += alpha * x.x;
+      acc.y += alpha * x.y;
+      acc.z += alpha * x.z;
+      acc.w += alpha * x.w;
+    }
+    const float inverse = 1.0f / l;
+    T* out = static_cast<T*>(p.o) + out_row * kD + quad * 4;
+    const std::uint32_t packed[2] = {PackPair<T>(acc.x * inverse, acc.y * inverse),
+                                     PackPair<T>(acc.z * inverse, acc.w * inverse)};
+    *reinterpret_cast<uint2*>(out) = make_uint2(packed[0], packed[1]);
+  }
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// [SECTION] 5. Host launch
+// [SECTION] 4. Host launch
 
 template <typename T, int kD, bool kPaged>
 cudaError_t LaunchTyped(const DecodeArgs& args, int splits) {
   using Tr = Traits<kD>;
-  const DecodeProblem& shape = args.shape;
+  const DecodeLaunchShape& shape = args.shape;
   FlashDecodeParams p;
   p.q = args.q;
   p.k = args.k;
   p.v = args.v;
   p.o = args.o;
   p.block_table = args.block_table;
+  // The workspace (splits > 1, DecodeWorkspaceBytes): O partials (B·H·R·splits·d floats, an even count, so the
+  // float2 array after them stays 8-byte aligned), (m, ℓ) partials, then one arrival counter per (b, g, row group).
   p.partial_o = static_cast<float*>(args.workspace);
-  // (m, ℓ) after every O partial: B·H·R·splits·d floats, an even count, so the float2 array stays 8-byte aligned.
   p.partial_ml = splits > 1 ? reinterpret_cast<float2*>(p.partial_o + shape.QueryRows() * splits * kD) : nullptr;
+  p.arrivals = splits > 1 ? reinterpret_cast<unsigned*>(p.partial_ml + shape.QueryRows() * splits) : nullptr;
   p.heads = shape.heads;
   p.kv_heads = shape.kv_heads;
   p.q_rows = shape.q_rows;
@@ -427,15 +480,11 @@ cudaError_t LaunchTyped(const DecodeArgs& args, int splits) {
   p.keys_per_split = DecodeKeysPerSplit(shape, splits);
   p.scale_log2 = shape.Scale() * device::kLog2e;
   const auto kernel = FlashDecodeKernel<T, kD, kPaged>;
-  if (const cudaError_t error = device::AllowSharedMemory(kernel, Tr::kSmemBytes); error != cudaSuccess) return error;
+  const int smem_bytes = kPaged ? Tr::kPagedSmemBytes : Tr::kSmemBytes;
+  if (const cudaError_t error = device::AllowSharedMemory(kernel, smem_bytes); error != cudaSuccess) return error;
   const dim3 grid(static_cast<unsigned>(splits), static_cast<unsigned>(shape.kv_heads * p.row_groups),
                   static_cast<unsigned>(shape.batch));
-  kernel<<<grid, Tr::kThreads, Tr::kSmemBytes, args.stream>>>(p);
-  if (splits > 1) {
-    const std::int64_t rows = shape.QueryRows();
-    MergeSplitsKernel<T, kD><<<static_cast<unsigned>((rows + 3) / 4), 128, 0, args.stream>>>(
-        p.partial_o, p.partial_ml, static_cast<T*>(args.o), rows, splits);
-  }
+  kernel<<<grid, Tr::kThreads, smem_bytes, args.stream>>>(p);
   return cudaGetLastError();
 }
 

@@ -3,7 +3,9 @@
 // problem is refused, the bench CSV (read back by ParseBenchCsv, so --replot draws it) and the sweep's order.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <set>
 #include <string>
 
@@ -13,8 +15,8 @@
 namespace flashviz::cuda {
 namespace {
 
-DecodeProblem Problem(int batch, int heads, int kv_heads, int q_rows, int kv_len, int d = 128, int page = 0) {
-  DecodeProblem p;
+DecodeLaunchShape Problem(int batch, int heads, int kv_heads, int q_rows, int kv_len, int d = 128, int page = 0) {
+  DecodeLaunchShape p;
   p.batch = batch;
   p.heads = heads;
   p.kv_heads = kv_heads;
@@ -44,8 +46,8 @@ TEST(DecodeCatalogue, RowsAreCompleteAndUnique) {
   EXPECT_EQ(FindDecodeInfo("flash2_mma"), nullptr);
 }
 
-TEST(DecodeProblemShape, CountsAndSequence) {
-  const DecodeProblem p = Problem(3, 32, 8, 2, 1000, 64, 64);
+TEST(DecodeLaunchShapeHelpers, CountsAndSequence) {
+  const DecodeLaunchShape p = Problem(3, 32, 8, 2, 1000, 64, 64);
   EXPECT_EQ(p.Group(), 4);
   EXPECT_EQ(p.GroupRows(), 8);
   EXPECT_EQ(p.PagesPerSequence(), 16);
@@ -70,7 +72,7 @@ TEST(DecodeSplitRule, NeverEmptyAtMostOnePerTile) {
   for (int n : {1, 17, 64, 65, 100, 640, 1000, 4096, 32768, 131072})
     for (int forced : {0, 1, 2, 3, 7, 64, 1000})
       for (int batch : {1, 8, 64}) {
-        const DecodeProblem p = Problem(batch, 32, 8, 1, n);
+        const DecodeLaunchShape p = Problem(batch, 32, 8, 1, n);
         const int splits = DecodeSplits(p, forced, 132);
         const int tiles = (n + kDecodeTileKeys - 1) / kDecodeTileKeys;
         const int keys = DecodeKeysPerSplit(p, splits);
@@ -93,15 +95,19 @@ TEST(DecodeSplitRule, AboutOneBlockPerSm) {
   // A short cache is not cut below four tiles (256 keys) per split.
   EXPECT_EQ(DecodeSplits(Problem(1, 32, 8, 1, 1024), 0, 132), 4);
   EXPECT_EQ(DecodeSplits(Problem(1, 32, 8, 1, 200), 0, 132), 1);
-  // The paged cache: about two blocks per SM, still one wave (B = 8: 4 splits, 256 blocks ≤ 264).
-  EXPECT_EQ(DecodeSplits(Problem(8, 32, 8, 1, 32768, 128, 64), 0, 132), 4);
-  EXPECT_EQ(DecodeSplits(Problem(1, 32, 8, 1, 131072, 128, 64), 0, 132), 33);
+  // The paged cache: the same rule when P is a multiple of the 64-key tile; about two blocks per SM, still one wave,
+  // when it is not (B = 8: 4 splits, 256 blocks ≤ 264).
+  EXPECT_EQ(DecodeSplits(Problem(8, 32, 8, 1, 32768, 128, 64), 0, 132), 2);
+  EXPECT_EQ(DecodeSplits(Problem(1, 32, 8, 1, 131072, 128, 256), 0, 132), 16);
+  EXPECT_EQ(DecodeSplits(Problem(8, 32, 8, 1, 32768, 128, 16), 0, 132), 4);
+  EXPECT_EQ(DecodeSplits(Problem(1, 32, 8, 1, 131072, 128, 16), 0, 132), 33);
 }
 
 TEST(DecodeWorkspace, HoldsThePartials) {
-  const DecodeProblem p = Problem(2, 8, 2, 3, 1000, 64);
+  const DecodeLaunchShape p = Problem(2, 8, 2, 3, 1000, 64);
   EXPECT_EQ(DecodeWorkspaceBytes(p, 1), 0u);
-  EXPECT_EQ(DecodeWorkspaceBytes(p, 5), 2u * 8 * 3 * 5 * (64 + 2) * sizeof(float));
+  // The partials, then one arrival counter per (sequence, KV head, row group): 2 · 2 · 1.
+  EXPECT_EQ(DecodeWorkspaceBytes(p, 5), 2u * 8 * 3 * 5 * (64 + 2) * sizeof(float) + 2u * 2 * 1 * sizeof(std::uint32_t));
 }
 
 TEST(DecodeCatalogue, RefusesWhatTheKernelsCannotRun) {
@@ -109,7 +115,7 @@ TEST(DecodeCatalogue, RefusesWhatTheKernelsCannotRun) {
   const VariantInfo& paged = *FindDecodeInfo("flash_decode_paged");
   EXPECT_FALSE(DecodeNotApplicable(flash, Problem(1, 32, 8, 1, 100), DType::kFp16));
   EXPECT_FALSE(DecodeNotApplicable(paged, Problem(1, 32, 8, 1, 100, 128, 16), DType::kBf16));
-  const auto reason = [](const VariantInfo& v, const DecodeProblem& p, DType dtype) {
+  const auto reason = [](const VariantInfo& v, const DecodeLaunchShape& p, DType dtype) {
     const auto r = DecodeNotApplicable(v, p, dtype);
     return r ? *r : std::string("(applicable)");
   };
@@ -158,7 +164,7 @@ TEST(DecodeCsv, ExtendsTheBenchColumnsAndReadsBack) {
 }
 
 TEST(DecodeSweep, BatchOuterThenLengthThenKernels) {
-  DecodeProblem base = Problem(1, 32, 8, 1, 1, 128, 64);
+  DecodeLaunchShape base = Problem(1, 32, 8, 1, 1, 128, 64);
   const auto points = DecodeSweepPoints({"flash_decode", "flash_decode_paged"}, {1, 8}, {4096, 32768}, base);
   ASSERT_EQ(points.size(), 8u);
   EXPECT_EQ(points[0].problem.batch, 1);

@@ -2,7 +2,8 @@
 // `flashviz bench --decode` uses: every (sequence, KV head) checked, O poisoned with NaN first. Shapes: G = H
 // (multi-head), G = 1 (multi-query, 32 rows in two row groups), R = 1 … 4, N smaller than one 64-key tile, N not a
 // multiple of the tile or the page; split counts automatic, 1, 2 and many (more than the tiles: clamped); page sizes
-// 16 (a tile spans four pages), 64 and 256 (a page spans tiles, the last one partly empty). SKIPPED where no GPU is
+// 16 (a tile spans four pages), 64 and 256 (a page spans tiles, the last one partly empty), 48 and 100 (tiles
+// straddle pages). SKIPPED where no GPU is
 // present (label gpu). Fresh inputs every run: the seed is printed with each failure.
 #include <gtest/gtest.h>
 
@@ -21,19 +22,19 @@ namespace {
 struct Case {
   std::string id;
   DType dtype;
-  DecodeProblem problem;
+  DecodeLaunchShape problem;
   int splits;
 };
 
 std::string CaseName(const testing::TestParamInfo<Case>& info) {
   const Case& c = info.param;
-  const DecodeProblem& p = c.problem;
+  const DecodeLaunchShape& p = c.problem;
   return Sprintf("%s_%s_B%dH%dG%dR%dN%dd%d_P%d_S%d", c.id.c_str(), std::string(DTypeName(c.dtype)).c_str(), p.batch,
                  p.heads, p.kv_heads, p.q_rows, p.kv_len, p.d, p.page_size, c.splits);
 }
 
-DecodeProblem Problem(int batch, int heads, int kv_heads, int q_rows, int kv_len, int d) {
-  DecodeProblem p;
+DecodeLaunchShape Problem(int batch, int heads, int kv_heads, int q_rows, int kv_len, int d) {
+  DecodeLaunchShape p;
   p.batch = batch;
   p.heads = heads;
   p.kv_heads = kv_heads;
@@ -59,12 +60,14 @@ std::vector<Case> AllCases() {
   for (DType dtype : {DType::kFp16, DType::kBf16})
     for (int d : {64, 128})
       for (const Shape& s : shapes) {
-        const DecodeProblem p = Problem(s.batch, s.heads, s.kv_heads, s.q_rows, s.kv_len, d);
+        const DecodeLaunchShape p = Problem(s.batch, s.heads, s.kv_heads, s.q_rows, s.kv_len, d);
         cases.push_back({"decode_naive", dtype, p, 0});
         for (int splits : {0, 1, 2, 1000}) cases.push_back({"flash_decode", dtype, p, splits});
-        for (int page : {16, 64, 256})
+        // Page sizes: 16 (a tile spans four pages), 64 (a page per tile), 256 (a page spans tiles), 48 and 100 (no
+        // multiple of the tile: tiles straddle pages).
+        for (int page : {16, 48, 64, 100, 256})
           for (int splits : {0, 3}) {
-            DecodeProblem paged = p;
+            DecodeLaunchShape paged = p;
             paged.page_size = page;
             cases.push_back({"flash_decode_paged", dtype, paged, splits});
           }

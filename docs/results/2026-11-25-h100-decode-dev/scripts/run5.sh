@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# run5: fused merge (last split merges) + L2 bulk prefetch + paged table in shared memory. Tests, before (the
+# run4 pack's flashviz bench --decode), after (decode_lab, automatic rules), sweeps of splits x prefetch, cuDNN.
+set -uo pipefail
+out=${OUT:?}
+mkdir -p "$out/w"
+export PYTHONUNBUFFERED=1
+new=.decode-dev/new
+nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader | tee "$out/summary.txt"
+timeout 150 $new/kernels_cuda_decode_gpu_tests > "$out/w/tests.log" 2>&1; echo "tests rc=$?" | tee -a "$out/summary.txt"
+grep -E "^\[  (PASSED|FAILED)|FAILED  \]" "$out/w/tests.log" | head -8 | tee -a "$out/summary.txt"
+timeout 60 $new/decode_lab --splits 0 --prefetch -1 > "$out/w/after_auto.csv" 2> "$out/w/after_auto.log"
+bin=$(mktemp -d); tar xJf .decode-dev/pack/bin.txz -C "$bin" ./flashviz
+LD_LIBRARY_PATH=$PWD/.decode-dev/pack/lib timeout 60 "$bin/flashviz" bench --decode --kernels flash_decode,flash_decode_paged \
+  --dtype fp16 --csv "$out/w/before_fp16.csv" > "$out/w/before_fp16.out" 2> "$out/w/before_fp16.log"
+cat "$out/w/before_fp16.out" >> "$out/summary.txt"
+timeout 60 $new/decode_lab --compare 0 --kernels flash_decode --batch 1,8 --splits 8,16,32,64 --prefetch 0,4,16 > "$out/w/sweep_c.csv" 2> "$out/w/sweep_c.log"
+timeout 50 $new/decode_lab --compare 0 --kernels flash_decode_paged --batch 1,8 --splits 16,32,64 --prefetch 0,4,16 > "$out/w/sweep_p.csv" 2> "$out/w/sweep_p.log"
+timeout 40 $new/decode_lab --compare 0 --batch 64 --splits 0 --prefetch 0,1,2 > "$out/w/sweep_64.csv" 2> "$out/w/sweep_64.log"
+timeout 80 python3 scripts/peers.py --decode --backends cudnn --dtype fp16 --csv "$out/w/peers_fp16.csv" 2> "$out/w/peers_fp16.log"
+python3 - "$out/w" <<'PY' | tee -a "$out/summary.txt"
+import csv, sys
+w = sys.argv[1]
+def rows(name):
+    try: return list(csv.DictReader(open(f"{w}/{name}")))
+    except Exception as e: print(name, e); return []
+cell = {}
+for r in rows("before_fp16.csv"):
+    cell[("before " + r["kernel"], int(r["B"]), int(r["N"]))] = f"{float(r['gbps']):.0f}/{r['splits']}" if r["status"] == "ok" else "fail"
+for r in rows("after_auto.csv"):
+    cell[("after " + r["kernel"], int(r["B"]), int(r["N"]))] = f"{float(r['gbps']):.0f}/{r['splits']}/{r['prefetch']}" if r["status"] == "ok" else "FAIL"
+for r in rows("peers_fp16.csv"):
+    if r["kernel"] != "torch_copy" and r["gbps"]: cell[(r["kernel"], int(r["B"]), int(r["N"]))] = f"{float(r['gbps']):.0f}"
+shapes = [(b, n) for b in (1, 8, 64) for n in (4096, 32768, 131072)]
+print("GB/s[/splits[/prefetch]]", *[f"B{b}N{n}" for b, n in shapes], sep="\t")
+for k in sorted({k[0] for k in cell}):
+    print(k, *[cell.get((k, b, n), "-") for b, n in shapes], sep="\t")
+for name in ("sweep_c.csv", "sweep_p.csv", "sweep_64.csv"):
+    t = {}
+    for r in rows(name):
+        t.setdefault((r["kernel"], int(r["B"]), int(r["N"])), []).append(f"s{r['splits']}w{r['prefetch']}:{float(r['gbps']):.0f}" if r["status"] == "ok" else f"s{r['splits_asked']}w{r['prefetch_asked']}:FAIL")
+    print("==", name)
+    for k, v in sorted(t.items()): print(*k, " ".join(v))
+PY
+grep -hE "copy|FAIL|fail|error" "$out"/w/*.log | grep -v "max |err" | head -20 | tee -a "$out/summary.txt"
+tar czf "$out/w.tgz" -C "$out" w && rm -rf "$out/w"
