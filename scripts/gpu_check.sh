@@ -194,6 +194,18 @@ for dtype in fp16 bf16; do
     2> "$work/decode_peers_$dtype.log"
   grep -E "copy|GB/s" "$work/decode_peers_$dtype.log" | head -40 | tee -a "$summary"
 done
+# The paged cache at a larger page, and the kernels under compute-sanitizer on small shapes.
+timeout 120 "$f" bench --decode --kernels flash_decode_paged --page 256 --dtype fp16 \
+  --csv "$work/decode_paged256_fp16.csv" > "$work/decode_paged256_fp16.out" 2> "$work/decode_paged256_fp16.log"
+tail -3 "$work/decode_paged256_fp16.out" | tee -a "$summary"
+cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+filter='*fp16_B2H4G1R2N257d128*:*bf16_B1H8G2R3N1000d64_P48*:*fp16_B2H32G8R1N5000d128_P0_S0*:*fp16_B2H32G8R1N5000d128_P64_S3*'
+for tool in memcheck racecheck; do
+  timeout 90 "$cs" --tool $tool --error-exitcode 9 "$bin/kernels_cuda_decode_gpu_tests" --gtest_filter="$filter" \
+    > "$work/decode_sanitizer_$tool.log" 2>&1
+  echo "compute-sanitizer $tool rc=$? $(grep -E '^\[  PASSED|ERROR SUMMARY|RACECHECK SUMMARY' \
+    "$work/decode_sanitizer_$tool.log" | tr '\n' ' ')" | tee -a "$summary"
+done
 for splits in 1 2 4 8 16 32 64 128 0; do
   timeout 120 "$f" bench --decode --kernels flash_decode --batch 1,8 --kv-len 4096,32768,131072 --splits $splits \
     --csv "$work/decode_splits_$splits.csv" > /dev/null 2> "$work/decode_splits_$splits.log"
