@@ -23,7 +23,7 @@ ABLATION_RUN = "docs/results/mma-run3-2026-11-21"
 CPU_RUN = "docs/results/2026-11-25-cpu"
 GPU_CHECK_RUN = "docs/results/2026-11-25-h100-check"
 BACKWARD_RUN = "docs/results/2026-11-25-h100-backward-29b2cc1"
-DECODE_RUN = os.environ.get("FLASHVIZ_DECODE_RUN", "docs/results/2026-11-25-decode")
+DECODE_RUN = "docs/results/2026-11-25-h200-decode"
 
 
 def rows(path):
@@ -382,24 +382,44 @@ def decode():
             continue
         table.setdefault((r["dtype"], int(r["B"]), int(r["N"])), {})[r["kernel"]] = r
     copy = {r["dtype"]: float(r["copy_gbps"]) for r in ours if r.get("copy_gbps")}
+    paged256 = {(r["dtype"], int(r["B"]), int(r["N"])): r
+                for r in rows(os.path.join(DECODE_RUN, "decode_paged256_fp16.csv"))}
     gbps = lambda r: float(r["gbps"]) if r and r["status"] == "ok" else None
     cell = lambda v, c: "n/a" if v is None else f"{v:.0f} ({100 * v / c:.0f}%)"
     ratio = lambda a, b: "–" if a is None or b is None else f"{a / b:.2f}×"
-    out = ["| dtype | B | N | cache | decode_naive | flash_decode | flash_decode_paged (P = 64) | paged / flash | "
+    out = ["| dtype | B | N | cache | decode_naive | flash_decode | paged, P = 64 | paged / flash | paged, P = 256 | "
            "cuDNN | flash / cuDNN | FLASH | MATH |",
-           "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for (dtype, b, n), k in sorted(table.items(), key=lambda kv: (kv[0][0] != "fp16", kv[0][1], kv[0][2])):
         c = copy[dtype]
         any_row = next(iter(k.values()))
         cache = 2 * b * int(any_row["kv_heads"] or 8) * n * int(any_row["d"]) * 2 / 2**20
         naive, flash, paged = (gbps(k.get(x)) for x in ("decode_naive", "flash_decode", "flash_decode_paged"))
         cudnn, fa, math_ = (gbps(k.get(x)) for x in ("torch_cudnn_decode", "torch_flash_decode", "torch_math_decode"))
+        p256 = gbps(paged256.get((dtype, b, n)))
+        p256_cell = "–" if (dtype, b, n) not in paged256 else f"{cell(p256, c)}, {ratio(p256, flash)}"
         out.append(f"| {dtype} | {b} | {n} | {cache:.0f} MiB | {cell(naive, c)} | {cell(flash, c)} | {cell(paged, c)} | "
-                   f"{ratio(paged, flash)} | {cell(cudnn, c)} | {ratio(flash, cudnn)} | {cell(fa, c)} | "
+                   f"{ratio(paged, flash)} | {p256_cell} | {cell(cudnn, c)} | {ratio(flash, cudnn)} | {cell(fa, c)} | "
                    f"{cell(math_, c)} |")
     out.append("")
-    out.append("Shares are of the same run's device copy: " +
-               ", ".join(f"{d} run {copy[d]:.0f} GB/s" for d in sorted(copy)) + " (read + write).")
+    out.append("Shares are of the same run's device copy (flashviz's copy kernel, read + write): " +
+               ", ".join(f"{copy[d]:.0f} GB/s in the {d} sweep" for d in sorted(copy)) + ".")
+    return out
+
+
+def decode_splits():
+    """flash_decode's split count forced from 1 to 128 against the automatic rule, fp16: GB/s (splits run)."""
+    table, forced = {}, [1, 2, 4, 8, 16, 32, 64, 128, 0]
+    for s in forced:
+        for r in rows(os.path.join(DECODE_RUN, f"decode_splits_{s}.csv")):
+            table.setdefault((int(r["B"]), int(r["N"])), {})[s] = (
+                f"{float(r['gbps']):.0f} ({r['splits']})" if r["status"] == "ok" else "n/a")
+    out = ["| B | N | " + " | ".join("rule" if s == 0 else str(s) for s in forced) + " |",
+           "|---|---|" + "---|" * len(forced)]
+    for (b, n), cells in sorted(table.items()):
+        best = max((float(v.split()[0]) for k, v in cells.items() if k and v != "n/a"), default=0)
+        marked = {k: (f"**{v}**" if k and v != "n/a" and float(v.split()[0]) == best else v) for k, v in cells.items()}
+        out.append(f"| {b} | {n} | " + " | ".join(marked.get(s, "–") for s in forced) + " |")
     return out
 
 
@@ -417,7 +437,9 @@ TABLES = {"hw4-kernels": ("README.md", hw4_kernels, HW4_RUN),
           "build-time": ("kernels/README.md", build_time, CPU_RUN),
           "record": ("README.md", record, CPU_RUN),
           "rounding": ("README.md", rounding, CPU_RUN),
-          "backward": ("kernels/README.md", backward, BACKWARD_RUN)}
+          "backward": ("kernels/README.md", backward, BACKWARD_RUN),
+          "decode": ("kernels/README.md", decode, DECODE_RUN),
+          "decode-splits": ("kernels/README.md", decode_splits, DECODE_RUN)}
 
 
 def main():
