@@ -1,6 +1,6 @@
-// What the forward and the backward harness (harness.cu, backward/backward_harness.cu) share on the device and
+// What the harnesses (harness.cu, backward/backward_harness.cu, decode/decode_harness.cu) share on the device and
 // around it: a device buffer that frees itself, the count of non-finite outputs (an element a variant did not write
-// is NaN), device tensors read back as floats, and the small helpers of a Measurement.
+// is NaN), device tensors read back as floats, the timed repeats, and the small helpers of a Measurement.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -9,7 +9,9 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kernels/cuda/attention_types.h"
@@ -94,6 +96,49 @@ inline Measurement Failed(Measurement m, MeasureStatus status, std::string reaso
   m.status = status;
   m.reason = std::move(reason);
   return m;
+}
+
+// The timed runs: `warmup` untimed launches, then `repeats` launches each after `prepare` (the output poisoned) and,
+// when `flush_bytes` > 0, a write of `flush` that evicts the inputs from the L2, each bracketed by events on `stream`.
+// `times` gets each run's milliseconds; on an error, `stage` says which part failed.
+inline cudaError_t TimeRepeats(int warmup, int repeats, const std::function<cudaError_t()>& launch,
+                               const std::function<cudaError_t()>& prepare, void* flush, std::size_t flush_bytes,
+                               cudaStream_t stream, std::vector<double>& times, const char** stage) {
+  *stage = "warm-up launch";
+  for (int w = 0; w < warmup; ++w)
+    if (const cudaError_t error = launch(); error != cudaSuccess) return error;
+  std::vector<std::pair<cudaEvent_t, cudaEvent_t>> events(static_cast<std::size_t>(repeats));
+  const auto destroy_events = [&] {
+    for (auto& [start, stop] : events) {
+      if (start) cudaEventDestroy(start);
+      if (stop) cudaEventDestroy(stop);
+    }
+  };
+  *stage = "timed launch";
+  for (std::size_t r = 0; r < events.size(); ++r) {
+    cudaError_t error = cudaEventCreate(&events[r].first);
+    if (error == cudaSuccess) error = cudaEventCreate(&events[r].second);
+    if (error == cudaSuccess) error = prepare();
+    if (error == cudaSuccess && flush_bytes > 0)
+      error = cudaMemsetAsync(flush, static_cast<int>(r & 0x7F), flush_bytes, stream);
+    if (error == cudaSuccess) error = cudaEventRecord(events[r].first, stream);
+    if (error == cudaSuccess) error = launch();
+    if (error == cudaSuccess) error = cudaEventRecord(events[r].second, stream);
+    if (error != cudaSuccess) {
+      destroy_events();
+      return error;
+    }
+  }
+  *stage = "timed kernels";
+  times.clear();
+  cudaError_t timing = cudaStreamSynchronize(stream);
+  for (const auto& [start, stop] : events) {
+    float ms = 0;
+    if (timing == cudaSuccess) timing = cudaEventElapsedTime(&ms, start, stop);
+    times.push_back(ms);
+  }
+  destroy_events();
+  return timing;
 }
 
 }  // namespace flashviz::cuda::harness_device

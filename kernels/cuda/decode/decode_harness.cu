@@ -324,39 +324,13 @@ DecodeMeasurement MeasureDecode(const VariantInfo& info, const DecodeLaunchShape
   }
 
   // 2. Time: warm-up, then each repeat poisoned, L2 flushed, bracketed by events.
-  for (int w = 0; w < options.warmup; ++w)
-    if (const cudaError_t error = variant->launch(args); error != cudaSuccess)
-      return CudaFailure(m, "warm-up launch", error);
-  std::vector<std::pair<cudaEvent_t, cudaEvent_t>> events(static_cast<std::size_t>(options.repeats));
-  const auto destroy_events = [&] {
-    for (auto& [start, stop] : events) {
-      if (start) cudaEventDestroy(start);
-      if (stop) cudaEventDestroy(stop);
-    }
-  };
-  for (std::size_t r = 0; r < events.size(); ++r) {
-    cudaError_t error = cudaEventCreate(&events[r].first);
-    if (error == cudaSuccess) error = cudaEventCreate(&events[r].second);
-    if (error == cudaSuccess) error = poison();
-    if (error == cudaSuccess && flush_bytes > 0)
-      error = cudaMemsetAsync(flush.get(), static_cast<int>(r & 0x7F), flush_bytes, stream);
-    if (error == cudaSuccess) error = cudaEventRecord(events[r].first, stream);
-    if (error == cudaSuccess) error = variant->launch(args);
-    if (error == cudaSuccess) error = cudaEventRecord(events[r].second, stream);
-    if (error != cudaSuccess) {
-      destroy_events();
-      return CudaFailure(m, "timed launch", error);
-    }
-  }
   std::vector<double> times;
-  cudaError_t timing = cudaStreamSynchronize(stream);
-  for (const auto& [start, stop] : events) {
-    float ms = 0;
-    if (timing == cudaSuccess) timing = cudaEventElapsedTime(&ms, start, stop);
-    times.push_back(ms);
-  }
-  destroy_events();
-  if (timing != cudaSuccess) return CudaFailure(m, "timed kernels", timing);
+  const char* stage = "";
+  if (const cudaError_t error = harness_device::TimeRepeats(
+          options.warmup, options.repeats, [&] { return variant->launch(args); }, poison, flush.get(), flush_bytes,
+          stream, times, &stage);
+      error != cudaSuccess)
+    return CudaFailure(m, stage, error);
   if (const cudaError_t error = CountNonFiniteOn(dtype, o.get(), o_elements, counter_pointer, &non_finite, stream);
       error != cudaSuccess)
     return CudaFailure(m, "counting non-finite outputs", error);

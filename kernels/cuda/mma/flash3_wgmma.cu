@@ -634,6 +634,11 @@ __global__ void __launch_bounds__(Flash3Traits<kD>::kThreads, 1)
           IssueScores<T, kD>(s, q_consumer, smem.K(slot.stage));
           WgmmaCommit();
           BarrierWait(smem.VFull(previous.stage), previous.parity);
+          // o_acc and p were last written by ordinary instructions (Rescale, PackP) and the wait's loop stands
+          // between the fence above and this product: it needs a fence of its own, which ptxas would otherwise
+          // inject (C7519, "warpgroup.arrive is injected"). Waiting for V_{j−1} before the fence above instead, so
+          // one fence serves both, costs 1-8% (docs/results/2026-11-25-h200-flash3-arrive).
+          WgmmaFence();
           IssueOutput<T, kD>(o_acc, p, smem.V(previous.stage));
           WgmmaCommit();
           WgmmaWait<1>();
