@@ -312,8 +312,12 @@ enum Flash3Flag : unsigned {
   // O_i leaves through a shared-memory staging tile in 16-byte coalesced stores (a warp writes 512 contiguous
   // bytes) instead of 4-byte stores straight from the accumulators (a warp instruction: 8 rows × 16 bytes).
   kFlagStagedStore = 1u << 1,
+  // Causal on the persistent grid (the host sets it, no options bit): the work tiles longest first over all heads
+  // and the grid's passes snaking (DecodeWorkTile, BlockWork), so the static schedule ends with short tiles everywhere
+  // instead of some blocks' long ones. Off: head-major, which keeps a head's K/V in L2 for the blocks running at once.
+  kFlagLongestFirst = 1u << 2,
 };
-inline constexpr unsigned kFlash3FlagCount = 2;
+inline constexpr unsigned kFlash3FlagCount = 3;
 
 template <int kD>
 struct Flash3Traits {
@@ -358,22 +362,47 @@ struct Flash3Params {
   int causal;
 };
 
-// Work tile w = h·T_r + rank: Q tile `rank` of head h (causal: rank 0 is the last, longest, Q tile), as in
-// flash2_mma: consecutive tiles share a head, so blocks running at one time read the same K/V from L2.
+// Work tile w: Q tile `rank` of head h (causal: rank 0 is the last, longest, Q tile). Head-major, w = h·T_r + rank,
+// as in flash2_mma: consecutive tiles share a head, so blocks running at one time read the same K/V from L2. Longest
+// first (kFlagLongestFirst), w = rank·(B·H) + h: every head's longest tile before any shorter one.
 struct WorkTile {
   int head;
   int q_row0;
   int kv_tiles;
 };
-template <int kBr, int kBc>
+template <int kBr, int kBc, bool kLongestFirst>
 __device__ __forceinline__ WorkTile DecodeWorkTile(int w, const Flash3Params& params) {
   WorkTile tile;
-  tile.head = w / params.q_tiles;
-  const int rank = w - tile.head * params.q_tiles;
+  int rank;
+  if constexpr (kLongestFirst) {
+    const int heads = params.work_tiles / params.q_tiles;
+    rank = w / heads;
+    tile.head = w - rank * heads;
+  } else {
+    tile.head = w / params.q_tiles;
+    rank = w - tile.head * params.q_tiles;
+  }
   tile.q_row0 = (params.causal ? params.q_tiles - 1 - rank : rank) * kBr;
   const int last_key = params.causal ? min(params.n, tile.q_row0 + kBr) - 1 : params.n - 1;
   tile.kv_tiles = last_key / kBc + 1;
   return tile;
+}
+
+// The block's `local`-th work tile, or ≥ params.work_tiles when it has no more.
+// The grid's G blocks take tiles pass by pass (pass p: p·G … p·G + G − 1); longest first, the passes snake (block
+// b takes p·G + b on even passes, p·G + G − 1 − b on odd ones), so a block that drew one of the longer tiles of a
+// pass draws one of the shorter of the next.
+template <bool kLongestFirst>
+__device__ __forceinline__ int BlockWork(int local, const Flash3Params& params) {
+  if constexpr (!kLongestFirst) {
+    return static_cast<int>(blockIdx.x) + local * static_cast<int>(gridDim.x);
+  } else {
+    const int blocks = static_cast<int>(gridDim.x), block = static_cast<int>(blockIdx.x);
+    const long long base = static_cast<long long>(local) * blocks;
+    if (base >= params.work_tiles) return params.work_tiles;
+    const int w = static_cast<int>(base) + ((local & 1) ? blocks - 1 - block : block);
+    return w < params.work_tiles ? w : params.work_tiles;
+  }
 }
 
 // The shared-memory addresses of a block's buffers and barriers.
@@ -409,7 +438,7 @@ struct RingSlot {
 // The producer: one thread issues every copy. V_{it−1} is issued after K_it, so that a K stage, which frees
 // early (after S_it), is refilled without waiting for the V stage, which frees late (after P̃V). The next
 // work tile's Q waits until both consumers ran their last S GEMM on the current one.
-template <int kD>
+template <int kD, bool kLongestFirst>
 __device__ __forceinline__ void Produce(const SharedLayout<kD>& smem, const CUtensorMap& q_map,
                                         const CUtensorMap& k_map, const CUtensorMap& v_map,
                                         const Flash3Params& params) {
@@ -429,8 +458,9 @@ __device__ __forceinline__ void Produce(const SharedLayout<kD>& smem, const CUte
   };
   int it = 0, local = 0;
   int pending_v_row = -1, pending_v_head = 0;  // V_{it−1}, not issued yet (row −1: none)
-  for (int work = blockIdx.x; work < params.work_tiles; work += gridDim.x, ++local) {
-    const WorkTile tile = DecodeWorkTile<Traits::kBr, Traits::kBc>(work, params);
+  for (int work = BlockWork<kLongestFirst>(0, params); work < params.work_tiles;
+       work = BlockWork<kLongestFirst>(++local, params)) {
+    const WorkTile tile = DecodeWorkTile<Traits::kBr, Traits::kBc, kLongestFirst>(work, params);
     if (local > 0) BarrierWait(smem.QEmpty(), static_cast<std::uint32_t>(local - 1) & 1u);
     BarrierArriveExpectBytes(smem.QFull(), Traits::kQBytes);
 #pragma unroll
@@ -555,6 +585,7 @@ __global__ void __launch_bounds__(Flash3Traits<kD>::kThreads, 1)
   using Traits = Flash3Traits<kD>;
   constexpr int kBr = Traits::kBr, kBc = Traits::kBc, kStages = Traits::kStages;
   constexpr bool kOverlap = (kFlags & kFlagOverlapSoftmax) != 0;
+  constexpr bool kLongestFirst = (kFlags & kFlagLongestFirst) != 0;
   constexpr bool kStagedStore = (kFlags & kFlagStagedStore) != 0;
   extern __shared__ unsigned char shared_raw[];
   const SharedLayout<kD> smem{(SharedAddress(shared_raw) + 1023u) & ~1023u};
@@ -581,7 +612,7 @@ __global__ void __launch_bounds__(Flash3Traits<kD>::kThreads, 1)
       TmaPrefetchDescriptor(q_map);
       TmaPrefetchDescriptor(k_map);
       TmaPrefetchDescriptor(v_map);
-      Produce<kD>(smem, q_map, k_map, v_map, params);
+      Produce<kD, kLongestFirst>(smem, q_map, k_map, v_map, params);
     }
   } else {
     // ---- Consumer warpgroups: S = Q_i K_jᵀ (wgmma SS), online softmax in registers, O_i += P̃ V_j (wgmma RS).
@@ -598,8 +629,9 @@ __global__ void __launch_bounds__(Flash3Traits<kD>::kThreads, 1)
       if (lane == 0) BarrierArrive(barrier);  // one arrival per warp, after the warp's wgmma wait
     };
     int it = 0, local = 0;
-    for (int work = blockIdx.x; work < params.work_tiles; work += gridDim.x, ++local) {
-      const WorkTile tile = DecodeWorkTile<kBr, kBc>(work, params);
+    for (int work = BlockWork<kLongestFirst>(0, params); work < params.work_tiles;
+         work = BlockWork<kLongestFirst>(++local, params)) {
+      const WorkTile tile = DecodeWorkTile<kBr, kBc, kLongestFirst>(work, params);
       const int warp_row0 = tile.q_row0 + consumer * 64 + warp * 16;
       const int row_a = warp_row0 + g;
       float o_acc[kOAcc];
@@ -886,11 +918,19 @@ cudaError_t LaunchFlash3Wgmma(const AttentionArgs& args) {
   const unsigned flags = (wgmma_detail::kFlagOverlapSoftmax | wgmma_detail::kFlagStagedStore) ^
                          ((args.options & kFlash3WgmmaSerialSoftmax) ? wgmma_detail::kFlagOverlapSoftmax : 0u) ^
                          ((args.options & kFlash3WgmmaDirectStore) ? wgmma_detail::kFlagStagedStore : 0u);
+  // Causal on the persistent grid: longest tiles first (the default kernel only; the ablation bits keep the
+  // head-major order they were measured with). H200, docs/results/2026-11-25-h200-flash3-arrive run4.
+  const bool longest_first =
+      args.shape.causal && persistent && flags == (wgmma_detail::kFlagOverlapSoftmax | wgmma_detail::kFlagStagedStore);
   const auto launch = [&](auto element, auto head_dim) {
     using T = decltype(element);
     constexpr int kD = decltype(head_dim)::value;
     using wgmma_detail::kFlagOverlapSoftmax;
     using wgmma_detail::kFlagStagedStore;
+    using wgmma_detail::kFlagLongestFirst;
+    if (longest_first)
+      return LaunchKernel<T, kD, kFlagOverlapSoftmax | kFlagStagedStore | kFlagLongestFirst>(args, q_map, k_map, v_map,
+                                                                                             params, true);
     switch (flags) {
       case 0: return LaunchKernel<T, kD, 0>(args, q_map, k_map, v_map, params, persistent);
       case kFlagOverlapSoftmax:
