@@ -8,7 +8,8 @@ shape gets a row whose status says "not applicable: <PyTorch's reason>".
 
 Protocol, the same as flashviz bench's: inputs uniform in [-1, 1] (fresh per shape), B·H = min(1024, 2^32/N²)
 with H = 16 unless --batch is given, checked against a float64 reference on sampled rows before timing, then
---warmup untimed calls and --repeats calls timed with CUDA events, each after writing 256 MB to flush the L2;
+--warmup untimed calls and --repeats calls timed with CUDA events, each after writing 256 MB to flush the L2 (and,
+with --decode, reading it back);
 median and minimum reported. TFLOP/s = 4·B·H·N²·d / time (halved for causal).
 
 --pass backward times the backward pass instead, as `flashviz bench --pass backward` does ours: dO uniform in
@@ -121,6 +122,10 @@ def measure(backend, q, k, v, causal, repeats, warmup, flush, dout=None, gqa=Fal
         times = []
         for _ in range(repeats):
             flush.zero_()
+            if gqa:
+                # Decoding: the flush is read back too, so the L2 holds clean lines; a few-µs step would otherwise
+                # time the write-back of the dirty ones (flashviz's decode harness does the same).
+                flush.max()
             start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             start.record()
             step()

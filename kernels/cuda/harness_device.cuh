@@ -98,12 +98,31 @@ inline Measurement Failed(Measurement m, MeasureStatus status, std::string reaso
   return m;
 }
 
+// Reads every 16 bytes of x through the L2 (the sum lands in x[0] only in the impossible case that keeps the loads).
+// A template, like CountNonFinite, so that every harness that includes this header can instantiate it.
+template <typename Word>
+__global__ void ReadThrough(Word* x, std::size_t count) {
+  unsigned sum = 0;
+  for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count;
+       i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+    const uint4 v = __ldcg(x + i);
+    sum ^= v.x ^ v.y ^ v.z ^ v.w;
+  }
+  if (sum == 0x9E3779B9u && threadIdx.x == 0) x[0].x = sum;
+}
+
+// How the L2 is emptied before each timed run: a write of the flush buffer (its lines left dirty: the timed kernel's
+// first reads wait behind their write-back, tens of µs for a 50 MB L2), or a write then a read of it (the L2 left
+// holding clean lines, so a kernel that runs for a few µs is timed, not the write-back).
+enum class L2Flush { kWrite, kWriteThenRead };
+
 // The timed runs: `warmup` untimed launches, then `repeats` launches each after `prepare` (the output poisoned) and,
-// when `flush_bytes` > 0, a write of `flush` that evicts the inputs from the L2, each bracketed by events on `stream`.
-// `times` gets each run's milliseconds; on an error, `stage` says which part failed.
+// when `flush_bytes` > 0, a flush of the L2 through `flush`, each bracketed by events on `stream`. `times` gets each
+// run's milliseconds; on an error, `stage` says which part failed.
 inline cudaError_t TimeRepeats(int warmup, int repeats, const std::function<cudaError_t()>& launch,
                                const std::function<cudaError_t()>& prepare, void* flush, std::size_t flush_bytes,
-                               cudaStream_t stream, std::vector<double>& times, const char** stage) {
+                               cudaStream_t stream, std::vector<double>& times, const char** stage,
+                               L2Flush flush_kind = L2Flush::kWrite) {
   *stage = "warm-up launch";
   for (int w = 0; w < warmup; ++w)
     if (const cudaError_t error = launch(); error != cudaSuccess) return error;
@@ -121,6 +140,10 @@ inline cudaError_t TimeRepeats(int warmup, int repeats, const std::function<cuda
     if (error == cudaSuccess) error = prepare();
     if (error == cudaSuccess && flush_bytes > 0)
       error = cudaMemsetAsync(flush, static_cast<int>(r & 0x7F), flush_bytes, stream);
+    if (error == cudaSuccess && flush_bytes > 0 && flush_kind == L2Flush::kWriteThenRead) {
+      ReadThrough<uint4><<<1024, 256, 0, stream>>>(static_cast<uint4*>(flush), flush_bytes / sizeof(uint4));
+      error = cudaGetLastError();
+    }
     if (error == cudaSuccess) error = cudaEventRecord(events[r].first, stream);
     if (error == cudaSuccess) error = launch();
     if (error == cudaSuccess) error = cudaEventRecord(events[r].second, stream);

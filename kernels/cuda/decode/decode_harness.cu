@@ -323,12 +323,14 @@ DecodeMeasurement MeasureDecode(const VariantInfo& info, const DecodeLaunchShape
     return m;
   }
 
-  // 2. Time: warm-up, then each repeat poisoned, L2 flushed, bracketed by events.
+  // 2. Time: warm-up, then each repeat poisoned, L2 flushed, bracketed by events. The flush is written, then read:
+  // a decoding step of a small cache lasts a few µs, less than the write-back of a 50 MB L2 left dirty by a
+  // write-only flush, which would be timed in its place (scripts/peers.py --decode flushes the same way).
   std::vector<double> times;
   const char* stage = "";
   if (const cudaError_t error = harness_device::TimeRepeats(
           options.warmup, options.repeats, [&] { return variant->launch(args); }, poison, flush.get(), flush_bytes,
-          stream, times, &stage);
+          stream, times, &stage, harness_device::L2Flush::kWriteThenRead);
       error != cudaSuccess)
     return CudaFailure(m, stage, error);
   if (const cudaError_t error = CountNonFiniteOn(dtype, o.get(), o_elements, counter_pointer, &non_finite, stream);
