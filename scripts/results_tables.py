@@ -23,7 +23,7 @@ ABLATION_RUN = "docs/results/mma-run3-2026-11-21"
 CPU_RUN = "docs/results/2026-11-25-cpu"
 GPU_CHECK_RUN = "docs/results/2026-11-25-h100-check"
 BACKWARD_RUN = "docs/results/2026-11-25-h100-backward-29b2cc1"
-DECODE_RUN = "docs/results/2026-11-25-h200-decode"
+DECODE_RUN = "docs/results/2026-11-25-h200-decode-clean-l2"
 
 
 def rows(path):
