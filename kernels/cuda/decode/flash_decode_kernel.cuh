@@ -3,7 +3,7 @@
 // measurements; this file is the mechanism.
 //
 // [SECTION] index
-//   1. PTX wrappers: ldmatrix, mma.sync m16n8k16, packing two floats
+//   1. PTX wrappers: device_common.cuh's (ldmatrix, mma.sync m16n8k16, packing two floats, cp.async, ex2)
 //   2. Traits: tile, stages, shared-memory layout, the XOR swizzle
 //   3. The split kernel: per tile S = Q·K_jᵀ, online softmax, O += P̃·V_j; the warps' partials merged per block;
 //      the last split of a (sequence, KV head) to finish merges the splits' (m, ℓ, O) into O
@@ -33,56 +33,13 @@ using device::CpAsync16;
 using device::CpAsyncCommit;
 using device::CpAsyncWait;
 using device::FastExp2;
+using device::LoadMatrixX4;
+using device::LoadMatrixX4Trans;
+using device::MmaM16N8K16;
+using device::PackPair;
+using device::SharedAddress;
 
-// ---------------------------------------------------------------------------------------------------------------
-// [SECTION] 1. PTX wrappers
-
-__device__ __forceinline__ std::uint32_t SharedAddress(const void* pointer) {
-  return static_cast<std::uint32_t>(__cvta_generic_to_shared(pointer));
-}
-
-// Four 8×8 matrices of 16-bit elements; lanes 8m … 8m+7 give the row addresses of matrix m.
-__device__ __forceinline__ void LoadMatrixX4(std::uint32_t (&r)[4], std::uint32_t address) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(address));
-}
-// The same, each matrix transposed on the way: V_j is stored key-major, the B operand of P̃·V_j wants it d-major.
-__device__ __forceinline__ void LoadMatrixX4Trans(std::uint32_t (&r)[4], std::uint32_t address) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(address));
-}
-
-// D += A·B, 16×8×16, fp32 accumulators.
-template <typename T>
-__device__ __forceinline__ void Mma(float (&d)[4], const std::uint32_t (&a)[4], std::uint32_t b0, std::uint32_t b1) {
-  if constexpr (std::is_same_v<T, __half>) {
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-        "{%0, %1, %2, %3};\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-  } else {
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-        "{%0, %1, %2, %3};\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-  }
-}
-
-// Two floats → one register of two 16-bit elements, `low` in the low half (the lower column index).
-template <typename T>
-__device__ __forceinline__ std::uint32_t PackPair(float low, float high) {
-  if constexpr (std::is_same_v<T, __half>) {
-    const __half2 pair = __floats2half2_rn(low, high);
-    return *reinterpret_cast<const std::uint32_t*>(&pair);
-  } else {
-    const __nv_bfloat162 pair = __floats2bfloat162_rn(low, high);
-    return *reinterpret_cast<const std::uint32_t*>(&pair);
-  }
-}
+// The PTX wrappers (ldmatrix, mma.sync, cp.async, ex2) are device_common.cuh's.
 
 // ---------------------------------------------------------------------------------------------------------------
 // [SECTION] 2. Traits
@@ -300,8 +257,8 @@ __global__ void __launch_bounds__(Traits<kD>::kThreads) FlashDecodeKernel(const 
       const int m = lane / 8;
       std::uint32_t kb[4];
       LoadMatrixX4(kb, k_base + Swizzle<kD>(warp * 16 + (m / 2) * 8 + lane % 8, 2 * ks + m % 2));
-      Mma<T>(s[0], q_frag[ks], kb[0], kb[1]);
-      Mma<T>(s[1], q_frag[ks], kb[2], kb[3]);
+      MmaM16N8K16<T>(s[0], q_frag[ks], kb[0], kb[1]);
+      MmaM16N8K16<T>(s[1], q_frag[ks], kb[2], kb[3]);
     }
     const int warp_key0 = key_begin + t * Tr::kKeys + warp * 16;
 #pragma unroll
@@ -349,8 +306,8 @@ __global__ void __launch_bounds__(Traits<kD>::kThreads) FlashDecodeKernel(const 
       const int m = lane / 8;
       std::uint32_t vb[4];
       LoadMatrixX4Trans(vb, v_base + Swizzle<kD>(warp * 16 + (m % 2) * 8 + lane % 8, 2 * dp + m / 2));
-      Mma<T>(o_acc[2 * dp], p_frag, vb[0], vb[1]);
-      Mma<T>(o_acc[2 * dp + 1], p_frag, vb[2], vb[3]);
+      MmaM16N8K16<T>(o_acc[2 * dp], p_frag, vb[0], vb[1]);
+      MmaM16N8K16<T>(o_acc[2 * dp + 1], p_frag, vb[2], vb[3]);
     }
   }
   CpAsyncWait<0>();

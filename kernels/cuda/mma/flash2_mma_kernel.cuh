@@ -26,6 +26,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "kernels/cuda/device_common.cuh"
 #include "kernels/cuda/mma/flash2_mma.h"
 
 namespace flashviz::cuda::mma_detail {
@@ -33,10 +34,6 @@ namespace flashviz::cuda::mma_detail {
 // ---------------------------------------------------------------------------------------------------------
 // [SECTION] 1. PTX wrappers
 // ---------------------------------------------------------------------------------------------------------
-
-__device__ __forceinline__ std::uint32_t SharedAddress(const void* pointer) {
-  return static_cast<std::uint32_t>(__cvta_generic_to_shared(pointer));
-}
 
 // 16-byte global → shared copy that bypasses L1 (.cg); src_bytes = 0 writes 16 zero bytes (rows past N).
 __device__ __forceinline__ void CopyAsync16(std::uint32_t shared_dst, const void* global_src, int src_bytes) {
@@ -46,49 +43,11 @@ __device__ __forceinline__ void CopyAsync16(std::uint32_t shared_dst, const void
 __device__ __forceinline__ void CopyAsyncCommit() { asm volatile("cp.async.commit_group;\n" ::); }
 __device__ __forceinline__ void CopyAsyncWaitAll() { asm volatile("cp.async.wait_group 0;\n" ::: "memory"); }
 
-// Four 8×8 matrices of 16-bit elements; lanes 8m..8m+7 give the row addresses of matrix m.
-__device__ __forceinline__ void LoadMatrixX4(std::uint32_t (&r)[4], std::uint32_t address) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(address));
-}
-// The same, each 8×8 matrix transposed on the way (V_j is stored key-major; the B operand wants it d-major).
-__device__ __forceinline__ void LoadMatrixX4Trans(std::uint32_t (&r)[4], std::uint32_t address) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(address));
-}
-
-// D = A·B + D, 16×8×16, fp32 accumulators.
-template <typename T>
-__device__ __forceinline__ void MmaM16N8K16(float (&d)[4], const std::uint32_t (&a)[4], std::uint32_t b0,
-                                            std::uint32_t b1) {
-  if constexpr (std::is_same_v<T, __half>) {
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-        "{%0, %1, %2, %3};\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-  } else {
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-        "{%0, %1, %2, %3};\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-  }
-}
-
-// Two floats → one 32-bit register of two 16-bit elements, `low` in the low half (the lower column index).
-template <typename T>
-__device__ __forceinline__ std::uint32_t PackPair(float low, float high) {
-  if constexpr (std::is_same_v<T, __half>) {
-    const __half2 pair = __floats2half2_rn(low, high);
-    return *reinterpret_cast<const std::uint32_t*>(&pair);
-  } else {
-    const __nv_bfloat162 pair = __floats2bfloat162_rn(low, high);
-    return *reinterpret_cast<const std::uint32_t*>(&pair);
-  }
-}
+using device::LoadMatrixX4;
+using device::LoadMatrixX4Trans;
+using device::MmaM16N8K16;
+using device::PackPair;
+using device::SharedAddress;
 
 // 2^x on the special-function unit (one MUFU.EX2); 2^(−∞) = +0.
 __device__ __forceinline__ float Exp2(float x) {
