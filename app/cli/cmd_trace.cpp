@@ -1,6 +1,8 @@
 // flashviz trace [problem options] --out FILE.jsonl [--o-out O.bin] [--summary]
 // flashviz trace --pass backward [--dout dO.bin] [--out FILE.jsonl] [--grads-out GRADS.bin] [--summary]
 // flashviz trace --decode [decode options] [--out FILE.jsonl] [--o-out O.bin] [--inputs-out QKV.bin] [--summary]
+// flashviz trace --ring P [--zigzag] [problem options] [--out FILE.jsonl] [--o-out O.bin] [--inputs-out QKV.bin]
+//                [--summary]
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <memory>
@@ -10,6 +12,7 @@
 #include "app/cli/progress.h"
 #include "app/io/decode_trace.h"
 #include "app/io/hw4_file.h"
+#include "app/io/ring_trace.h"
 #include "app/io/trace_writer.h"
 #include "kernels/common/files.h"
 #include "kernels/common/format.h"
@@ -118,10 +121,11 @@ class TraceSizeCheck {
     const double estimate = per_step * static_cast<double>(steps_ + 1);
     const std::int64_t room = out_.AvailableBytes();
     if (room >= 0 && estimate > 1.1 * static_cast<double>(room) + static_cast<double>(out_.bytes_written()))
-      throw InputError(Sprintf("%s: the trace of %lld steps takes about %s, and its file system has %s free "
-                               "(--summary counts without writing a trace)",
-                               out_.path().c_str(), static_cast<long long>(steps_), HumanBytes(estimate).c_str(),
-                               HumanBytes(static_cast<double>(room)).c_str()));
+      throw InputError(
+          Sprintf("%s: the trace of %lld steps takes about %s, and its file system has %s free "
+                  "(--summary counts without writing a trace)",
+                  out_.path().c_str(), static_cast<long long>(steps_), HumanBytes(estimate).c_str(),
+                  HumanBytes(static_cast<double>(room)).c_str()));
     if (room >= 0 && estimate > 256.0 * (1 << 20))  // a file that grows large (not a device or a pipe)
       std::fprintf(stderr, "trace: %lld steps, about %s of JSON to %s\n", static_cast<long long>(steps_),
                    HumanBytes(estimate).c_str(), out_.path().c_str());
@@ -186,9 +190,62 @@ int RunDecodeTrace(const TraceCommandOptions& o) {
   return 0;
 }
 
+// --ring P: the ring stepper's walk (kernels/cpu/ring.h).
+int RunRingTrace(const TraceCommandOptions& o) {
+  if (o.out.empty() && o.o_out.empty() && o.inputs_out.empty() && !o.summary)
+    throw UsageError("trace --ring needs --out FILE.jsonl, --o-out FILE, --inputs-out FILE or --summary");
+  if (!o.grads_out.empty()) throw UsageError("--grads-out writes the backward pass's gradients: not with --ring");
+  if (o.gpu) throw UsageError("--gpu is not available with --ring (flashviz bench --ring runs ring attention on GPUs)");
+  const bool needs_numbers = !o.out.empty() || !o.o_out.empty() || !o.inputs_out.empty();
+  const LoadedRingProblem loaded = LoadRingProblem(o.problem, needs_numbers);
+  const RingStepper stepper(loaded.problem, loaded.inputs.get());
+  CommandFiles files;
+  if (!o.problem.input.empty()) files.AddInput(o.problem.input);
+  OutputFile* trace_file = o.out.empty() ? nullptr : &files.AddOutput(o.out);
+  OutputFile* o_file = o.o_out.empty() ? nullptr : &files.AddOutput(o.o_out);
+  OutputFile* inputs_file = o.inputs_out.empty() ? nullptr : &files.AddOutput(o.inputs_out);
+  std::vector<double> output;
+  RingState final_state;
+  {
+    ProgressLine progress("trace", "steps", stepper.step_count());
+    const auto keep_last = [&](const RingState& state) {
+      progress.Update(state.info.step + 1);
+      if (state.info.phase == RingPhase::kDone) final_state = state;
+      return true;
+    };
+    if (trace_file) {
+      TraceSizeCheck size_check(*trace_file, stepper.step_count());
+      output = WriteRingTrace(
+          stepper, o.problem.seed,
+          [&](std::string_view line, std::int64_t step) {
+            if (step >= 0) progress.Update(step + 1);
+            trace_file->Write(line);
+            size_check.Line(step);
+          },
+          &final_state);
+    } else {
+      output = stepper.Walk(keep_last);  // count-only when no numbers are asked for
+    }
+    progress.Finish();
+  }
+  if (o_file) {
+    const std::vector<float> o32(output.begin(), output.end());
+    o_file->Write(o32.data(), o32.size() * sizeof(float));
+  }
+  if (inputs_file) {  // Q, then K, then V (N·d each, row-major): everything needed to recompute O independently
+    for (const std::vector<float>* tensor : {&loaded.inputs->q, &loaded.inputs->k, &loaded.inputs->v})
+      inputs_file->Write(tensor->data(), tensor->size() * sizeof(float));
+  }
+  files.Commit();
+  if (o.summary) std::fputs(RingTraceSummary(stepper, final_state).c_str(), stdout);
+  return 0;
+}
+
 int RunTrace(const TraceCommandOptions& o) {
+  if (o.problem.ring) return RunRingTrace(o);
   if (o.problem.decode) return RunDecodeTrace(o);
-  if (!o.inputs_out.empty()) throw UsageError("--inputs-out writes a decoding step's Q, K, V: add --decode");
+  if (!o.inputs_out.empty())
+    throw UsageError("--inputs-out writes the Q, K, V of a decoding step or a ring: add --decode or --ring P");
   const bool backward = o.problem.pass == "backward";
   if (o.out.empty() && o.o_out.empty() && o.grads_out.empty() && !o.summary)
     throw UsageError(backward ? "trace needs --out FILE.jsonl, --grads-out FILE, --o-out FILE or --summary"
@@ -273,10 +330,11 @@ void AddTraceCommand(CLI::App& app, CommandList& commands) {
   cmd->add_option("--out", options->out, "the trace, one JSON object per step (first line: the config)");
   cmd->add_option(
       "--o-out", options->o_out,
-      "the final O as raw float32 (N·d values; with --pass backward the O its forward pass saved; with --decode "
-      "H·R·d values, head-major)");
+      "the final O as raw float32 (N·d values, the sequence's row order; with --pass backward the O its forward pass "
+      "saved; with --decode H·R·d values, head-major)");
   cmd->add_option("--inputs-out", options->inputs_out,
-                  "with --decode: the Q, K, V used as raw float32: Q (H·R·d), then K and V (G·N·d each), head-major");
+                  "with --decode: the Q, K, V used as raw float32: Q (H·R·d), then K and V (G·N·d each), head-major; "
+                  "with --ring: Q, K, V (N·d each)");
   cmd->add_option("--grads-out", options->grads_out,
                   "with --pass backward: dQ, dK and dV as raw float32, 3·N·d values in that order");
   cmd->add_flag("--summary", options->summary,

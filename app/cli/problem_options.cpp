@@ -73,6 +73,16 @@ void AddProblemOptions(CLI::App& cmd, ProblemOptions& o) {
   cmd.add_option("--kv-heads", o.kv_heads,
                  "with --decode: KV heads G, dividing H (default 2); query head h reads KV head floor(h·G/H)");
   cmd.add_option("--page", o.page, "with --decode: tokens per block of the paged KV cache, P (default 16)");
+  cmd.add_option("--ring", o.ring,
+                 "ring attention over P devices (2 or more): each holds a slice of Q, K, V; the K/V slices travel "
+                 "around the ring and every device merges them into its running m, l, O");
+  cmd.add_flag("--zigzag", o.zigzag,
+               "with --ring: the load-balanced slices (2P chunks; device p holds chunks p and 2P-1-p) instead of one "
+               "contiguous chunk a device");
+  cmd.add_option("--ring-tflops", o.ring_tflops,
+                 "with --ring: the timeline's compute rate of one device in TFLOP/s (default 300)");
+  cmd.add_option("--ring-link-gbps", o.ring_link_gbps,
+                 "with --ring: the timeline's bandwidth of one link, one direction, in GB/s (default 300)");
 }
 
 void AddSeedOption(CLI::App& cmd, std::uint64_t& seed, const std::string& description) {
@@ -125,8 +135,8 @@ std::vector<float> ReadUpstreamGradient(const std::string& path, int n, int d, i
   file.ReadAt(dout.data(), dout.size() * sizeof(float), offset);
   for (std::size_t at = 0; at < dout.size(); ++at)
     if (!std::isfinite(dout[at]))
-      throw InputError(Sprintf("--dout %s: value %zu (row %zu, column %zu) is %g: dO must be finite", path.c_str(),
-                               at, at / static_cast<std::size_t>(d), at % static_cast<std::size_t>(d),
+      throw InputError(Sprintf("--dout %s: value %zu (row %zu, column %zu) is %g: dO must be finite", path.c_str(), at,
+                               at / static_cast<std::size_t>(d), at % static_cast<std::size_t>(d),
                                static_cast<double>(dout[at])));
   return dout;
 }
@@ -137,6 +147,18 @@ void AddUpstreamGradient(const ProblemOptions& o, int batches, LoadedProblem& lo
   inputs->dout = o.dout.empty() ? MakeRandomUpstreamGradient(loaded.problem.n, loaded.problem.d, o.seed)
                                 : ReadUpstreamGradient(o.dout, loaded.problem.n, loaded.problem.d, batches, o.batch);
   loaded.inputs = std::move(inputs);
+}
+
+// The --input file's header, checked against --n, --d and --batch.
+Hw4Input ReadInputHeader(const ProblemOptions& o) {
+  const Hw4Input header = ReadHw4Header(o.input);
+  if (o.n && *o.n != header.n)
+    throw UsageError(Sprintf("--n %d disagrees with %s, whose N is %d", *o.n, o.input.c_str(), header.n));
+  if (o.d && *o.d != header.d)
+    throw UsageError(Sprintf("--d %d disagrees with %s, whose d is %d", *o.d, o.input.c_str(), header.d));
+  if (o.batch < 0 || o.batch >= header.b)
+    throw UsageError(Sprintf("--batch %d: %s has batches 0 to %d", o.batch, o.input.c_str(), header.b - 1));
+  return header;
 }
 
 }  // namespace
@@ -163,7 +185,61 @@ DecodeRequest ToDecodeRequest(const ProblemOptions& o) {
   return request;
 }
 
+void CheckNoRingOptions(const ProblemOptions& o) {
+  const std::pair<const char*, bool> given[] = {{"--zigzag", o.zigzag},
+                                                {"--ring-tflops", o.ring_tflops.has_value()},
+                                                {"--ring-link-gbps", o.ring_link_gbps.has_value()}};
+  for (const auto& [name, set] : given)
+    if (set) throw UsageError(Sprintf("%s describes ring attention: add --ring P", name));
+}
+
+RingRequest ToRingRequest(const ProblemOptions& o, int n, int d) {
+  RingRequest request;
+  request.n = n;
+  request.d = d;
+  request.devices = o.ring.value_or(request.devices);
+  request.causal = o.causal;
+  request.zigzag = o.zigzag;
+  request.br = o.br;
+  request.bc = o.bc;
+  request.sram_bytes = o.sram_bytes;
+  request.scale = ParseScale(o.scale);
+  if (o.ring_tflops) request.device_tflops = *o.ring_tflops;
+  if (o.ring_link_gbps) request.link_gbps = *o.ring_link_gbps;
+  return request;
+}
+
+LoadedRingProblem LoadRingProblem(const ProblemOptions& o, bool with_inputs) {
+  if (o.decode) throw UsageError("--ring and --decode are two different problems: give one");
+  CheckNoDecodeOptions(o);
+  const std::pair<const char*, bool> refused[] = {
+      {"--order (each device runs FlashAttention-2's Q-outer loop)", o.order != "kv"},
+      {"--pass backward (the ring model is the forward pass)", o.pass != "forward"},
+      {"--dout", !o.dout.empty()}};
+  for (const auto& [name, set] : refused)
+    if (set) throw UsageError(Sprintf("%s does not apply to --ring", name));
+  if (o.input.empty() && o.batch_given)
+    throw UsageError("--batch picks a batch of an HW4 file: give it with --input FILE");
+  int n = o.n.value_or(64), d = o.d.value_or(8);
+  if (!o.input.empty()) {
+    const Hw4Input header = ReadInputHeader(o);
+    n = header.n;
+    d = header.d;
+  }
+  LoadedRingProblem loaded;
+  try {
+    loaded.problem = ResolveRingProblem(ToRingRequest(o, n, d));
+  } catch (const InputError& e) {
+    throw UsageError(e.what());
+  }
+  if (with_inputs)
+    loaded.inputs = std::make_shared<AttentionInputs>(o.input.empty() ? MakeRandomInputs(n, d, o.seed)
+                                                                      : ReadHw4Batch(o.input, o.batch));
+  return loaded;
+}
+
 LoadedDecodeProblem LoadDecodeProblem(const ProblemOptions& o, bool with_inputs) {
+  CheckNoRingOptions(o);
   // What describes the forward or backward pass's N × N problem has no meaning for one decoding step.
   const std::pair<const char*, bool> refused[] = {
       {"--n (the decode's KV length is --kv-len)", o.n.has_value()},
@@ -189,10 +265,12 @@ LoadedDecodeProblem LoadDecodeProblem(const ProblemOptions& o, bool with_inputs)
 
 LoadedProblem LoadProblem(const ProblemOptions& o, bool with_inputs) {
   CheckNoDecodeOptions(o);
+  CheckNoRingOptions(o);
   LoadedProblem loaded;
   if (o.input.empty() && o.batch_given)
     throw UsageError("--batch picks a batch of an HW4 file: give it with --input FILE");
-  if (!o.dout.empty() && o.pass != "backward") throw UsageError("--dout is the backward pass's dO: add --pass backward");
+  if (!o.dout.empty() && o.pass != "backward")
+    throw UsageError("--dout is the backward pass's dO: add --pass backward");
   if (o.input.empty()) {
     loaded.problem = ResolveFromOptions(ToRequest(o, o.n.value_or(64), o.d.value_or(8)));
     if (with_inputs) {
@@ -201,13 +279,7 @@ LoadedProblem LoadProblem(const ProblemOptions& o, bool with_inputs) {
     }
     return loaded;
   }
-  const Hw4Input header = ReadHw4Header(o.input);
-  if (o.n && *o.n != header.n)
-    throw UsageError(Sprintf("--n %d disagrees with %s, whose N is %d", *o.n, o.input.c_str(), header.n));
-  if (o.d && *o.d != header.d)
-    throw UsageError(Sprintf("--d %d disagrees with %s, whose d is %d", *o.d, o.input.c_str(), header.d));
-  if (o.batch < 0 || o.batch >= header.b)
-    throw UsageError(Sprintf("--batch %d: %s has batches 0 to %d", o.batch, o.input.c_str(), header.b - 1));
+  const Hw4Input header = ReadInputHeader(o);
   loaded.problem = ResolveFromOptions(ToRequest(o, header.n, header.d));
   // One batch read, not the whole file (an HW4 file of many batches can be gigabytes).
   if (with_inputs) {

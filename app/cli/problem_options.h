@@ -10,6 +10,7 @@
 
 #include "kernels/cpu/decode.h"
 #include "kernels/cpu/problem.h"
+#include "kernels/cpu/ring.h"
 #include "kernels/cpu/stepper.h"
 
 namespace CLI {
@@ -23,7 +24,7 @@ struct ProblemOptions {
   std::optional<std::int64_t> sram_bytes;
   std::string order = "kv";
   std::string pass = "forward";
-  std::string dout;  // the backward pass's dO, raw float32 (N·d, or B·N·d beside an HW4 file); random when empty
+  std::string dout;   // the backward pass's dO, raw float32 (N·d, or B·N·d beside an HW4 file); random when empty
   std::string scale;  // empty: 1/√d; "none"; or a number
   bool causal = false;
   std::uint64_t seed = 0;
@@ -33,6 +34,10 @@ struct ProblemOptions {
   // Decoding (--decode): R query rows per head against a KV cache of N keys, split-KV, grouped heads, pages.
   bool decode = false;
   std::optional<int> q_rows, kv_len, splits, heads, kv_heads, page;
+  // Ring attention (--ring P): the sequence over P devices, K/V slices passed around the ring.
+  std::optional<int> ring;
+  bool zigzag = false;
+  std::optional<double> ring_tflops, ring_link_gbps;
 };
 
 void AddProblemOptions(CLI::App& command, ProblemOptions& options);
@@ -63,5 +68,16 @@ LoadedDecodeProblem LoadDecodeProblem(const ProblemOptions& options, bool with_i
 DecodeRequest ToDecodeRequest(const ProblemOptions& options);
 // Refuses decode options given without --decode (UsageError).
 void CheckNoDecodeOptions(const ProblemOptions& options);
+
+// --ring P: the ring problem (kernels/cpu/ring.h) and its inputs (random from --seed, or one batch of an HW4 file).
+// The options of the other modes that do not apply are refused, as are the ring options without --ring.
+struct LoadedRingProblem {
+  RingProblem problem;
+  std::shared_ptr<const AttentionInputs> inputs;
+};
+LoadedRingProblem LoadRingProblem(const ProblemOptions& options, bool with_inputs);
+RingRequest ToRingRequest(const ProblemOptions& options, int n, int d);
+// Refuses ring options given without --ring (UsageError).
+void CheckNoRingOptions(const ProblemOptions& options);
 
 }  // namespace flashviz

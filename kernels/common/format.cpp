@@ -40,6 +40,15 @@ std::string HumanBytes(double bytes) {
                  kUnits[unit]);
 }
 
+std::string HumanSeconds(double seconds) {
+  static constexpr const char* kUnits[] = {"ns", "µs", "ms", "s"};
+  static constexpr double kScales[] = {1e9, 1e6, 1e3, 1};
+  int unit = 3;  // the largest unit in which the value is at least 1
+  while (unit > 0 && std::fabs(seconds) * kScales[unit] < 1.0) --unit;
+  const double v = seconds * kScales[unit];
+  return Sprintf(std::fabs(v) < 10 ? "%.2f %s" : (std::fabs(v) < 100 ? "%.1f %s" : "%.0f %s"), v, kUnits[unit]);
+}
+
 std::string JsonErrorReason(const std::string& what) {
   const std::size_t end = what.find("] ");
   return what.rfind("[json.exception.", 0) == 0 && end != std::string::npos ? what.substr(end + 2) : what;
