@@ -19,16 +19,29 @@
 // by a 2 GiB device copy, and every row reports the KV cache's GB/s and its share of the copy's. A shape whose
 // buffers do not fit in the GPU's memory gets a "not applicable: does not fit ..." row. The CSV has the bench
 // columns followed by kv_heads, q_rows, page, splits, gbps, copy_gbps, share (kernels/cuda/decode/decode_registry.h).
+//
+// flashviz bench --ring [--devices LIST] [--n LIST] [--d D] [--batch B] [--heads H] [--dtype fp16|bf16] [--causal]
+//                [--zigzag] [--transport nccl|virtual] [--budget-gib X] --csv F
+// Ring attention (context parallelism, kernels/cuda/ring) across the GPUs of this machine: for every N × P of the
+// lists (defaults 16384,32768,65536,131072 × 1,2,4 …; H = 32, B = 1, d = 128, fp16) the whole ring validated against
+// the float64 reference on sampled rows, then timed (common start to the last device's end), then timed once with
+// nothing overlapped (compute alone, exchanges alone). P = 1 is the same attention on one GPU: the peer. An (N, P)
+// whose per-device bytes exceed --budget-gib is "does not fit" and not run, so the table shows the N only P > 1
+// holds. Transport: nccl (one thread per GPU; NCCL loaded at run time) when ≥ 2 GPUs and NCCL loads, else virtual
+// (P devices on one GPU, copies in place of NCCL), said on stderr. CSV columns: kernels/cuda/ring/ring_attention.h.
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <map>
 #include <memory>
+#include <optional>
 #include <sstream>
 
 #include "app/cli/commands.h"
 #include "app/cli/problem_options.h"
+#include "app/cli/progress.h"
 #include "kernels/common/files.h"
 #include "kernels/common/format.h"
 #include "kernels/cpu/problem.h"
@@ -36,6 +49,7 @@
 #include "kernels/cuda/bench_results.h"
 #include "kernels/cuda/decode/decode_registry.h"
 #include "kernels/cuda/registry.h"
+#include "kernels/cuda/ring/ring_attention.h"
 #ifdef FLASHVIZ_HAVE_CUDA
 #include "kernels/cuda/backward/backward_harness.h"
 #include "kernels/cuda/decode/decode_harness.h"
@@ -64,6 +78,14 @@ struct BenchOptions {
   int q_rows = 1;
   int page = 64;
   int splits = 0;
+  // --ring: ring attention across GPUs. --n, --heads, --d, --dtype and --batch take the ring's defaults
+  // (16384,32768,65536,131072, 32, 128, fp16, 1) unless given.
+  bool ring = false;
+  std::string devices;  // P list; default 1 and the powers of two up to the GPUs (nccl) or 1,2,4 (virtual)
+  bool zigzag = false;
+  std::string transport;  // empty: nccl when ≥ 2 GPUs and NCCL loads, else virtual
+  double budget_gib = 0;  // 0: none
+  CLI::Option* n_option = nullptr;
   CLI::Option* heads_option = nullptr;
   CLI::Option* dtype_option = nullptr;
   bool causal = false;
@@ -353,9 +375,173 @@ int RunDecodeBench(const BenchOptions& o) {
 #endif
 }
 
+#ifdef FLASHVIZ_HAVE_CUDA
+// The sweep as a table, the last thing printed: what a log tail shows.
+void PrintRingSummary(const std::vector<cuda::RingBenchRow>& rows) {
+  std::printf("%8s %3s %5s %10s %11s %8s %6s %6s %10s %10s %7s %9s\n", "N", "P", "fits", "ms", "TFLOP/s/GPU", "speedup",
+              "ideal", "eff.", "compute ms", "exch. ms", "hidden", "max|err|");
+  auto cell = [](double x, const char* format) { return std::isfinite(x) ? Sprintf(format, x) : std::string("–"); };
+  for (const cuda::RingBenchRow& r : rows) {
+    std::string tail;
+    if (!r.Ok())
+      tail = "  " + r.status.substr(0, r.status.find(':'));
+    else if (r.efficiency_base_n > 0 && r.efficiency_base_n != r.shape.n)
+      tail = Sprintf("  (efficiency against P = 1 at N = %d)", r.efficiency_base_n);
+    std::printf("%8d %3d %5s %10s %11s %8s %6s %6s %10s %10s %7s %9s%s\n", r.shape.n, r.shape.devices,
+                r.fits ? "yes" : "no", cell(r.ms_median, "%.3f").c_str(), cell(r.tflops_per_gpu, "%.1f").c_str(),
+                cell(r.speedup, "%.2fx").c_str(), cell(r.ideal, "%.0fx").c_str(),
+                cell(100 * r.efficiency, "%.0f%%").c_str(), cell(r.compute_ms, "%.3f").c_str(),
+                cell(r.exchange_ms, "%.3f").c_str(), cell(100 * r.hidden, "%.0f%%").c_str(),
+                cell(r.max_abs_error, "%.2g").c_str(), tail.c_str());
+  }
+}
+#endif
+
+int RunRingBench(const BenchOptions& o) {
+  if (o.csv.empty()) throw UsageError("--csv FILE is required (the results, one row per N and P)");
+  cuda::RingShape base;
+  base.heads = o.heads_option && o.heads_option->count() > 0 ? o.heads : 32;
+  base.d = o.d_option && o.d_option->count() > 0 ? o.d : 128;
+  base.batch = o.batch.empty() ? 1 : ParsePositiveList(o.batch, "--batch", 65535).front();
+  if (o.batch.find(',') != std::string::npos) throw UsageError("--batch: one batch size for --ring");
+  const std::string dtype_name = o.dtype_option && o.dtype_option->count() > 0 ? o.dtype : "fp16";
+  base.dtype = *cuda::ParseDType(dtype_name);
+  base.causal = o.causal;
+  base.zigzag = o.zigzag;
+  const std::vector<int> ns =
+      ParsePositiveList(o.n_option && o.n_option->count() > 0 ? o.n_list : "16384,32768,65536,131072", "--n", 1 << 24);
+  std::optional<cuda::RingTransportKind> transport;
+  if (!o.transport.empty() && !(transport = cuda::ParseRingTransport(o.transport)))
+    throw UsageError("--transport " + o.transport + ": nccl or virtual");
+  if (!(o.budget_gib >= 0) || !std::isfinite(o.budget_gib))
+    throw UsageError(Sprintf("--budget-gib %g: a number of GiB (0: no budget)", o.budget_gib));
+  std::vector<int> devices;
+  if (!o.devices.empty()) {
+    devices = ParsePositiveList(o.devices, "--devices", cuda::kMaxRingDevicesCuda);
+    std::sort(devices.begin(), devices.end());
+    devices.erase(std::unique(devices.begin(), devices.end()), devices.end());
+  }
+  {  // d, dtype, B·H: the same for every point, so a usage error before any GPU work
+    cuda::RingShape check = base;
+    check.n = 1 << 20;
+    if (auto error = cuda::RingShapeError(check)) throw UsageError("--ring: " + *error);
+  }
+  if (o.repeats < 20) throw UsageError(Sprintf("--repeats %d: at least 20", o.repeats));
+#ifndef FLASHVIZ_HAVE_CUDA
+  throw InputError("bench runs the CUDA kernels: this flashviz was built without CUDA");
+#else
+  if (auto reason = cuda::CudaUnavailableReason()) throw InputError("bench --ring needs a CUDA GPU: " + *reason);
+  const int gpus = cuda::RingGpuCount();
+  std::string nccl_version;
+  const std::optional<std::string> nccl_missing = cuda::NcclUnavailableReason(&nccl_version);
+  if (!transport) {
+    transport = gpus >= 2 && !nccl_missing ? cuda::RingTransportKind::kNccl : cuda::RingTransportKind::kVirtual;
+    std::fprintf(stderr, "bench: --transport %s (%s)\n", std::string(cuda::RingTransportName(*transport)).c_str(),
+                 *transport == cuda::RingTransportKind::kNccl
+                     ? Sprintf("%d GPUs, NCCL %s", gpus, nccl_version.c_str()).c_str()
+                 : gpus < 2 ? Sprintf("%d GPU: P virtual devices on it", gpus).c_str()
+                            : ("NCCL is not usable: " + *nccl_missing).c_str());
+  } else if (*transport == cuda::RingTransportKind::kNccl && nccl_missing) {
+    throw InputError("--transport nccl: " + *nccl_missing);
+  }
+  const bool nccl = *transport == cuda::RingTransportKind::kNccl;
+  if (devices.empty()) {
+    devices = {1};
+    for (int p = 2; p <= (nccl ? gpus : 4); p *= 2) devices.push_back(p);
+  }
+  CommandFiles files;
+  OutputFile& csv = files.AddOutput(o.csv);
+  const std::string gpu = cuda::DeviceName();
+  const std::int64_t budget = static_cast<std::int64_t>(o.budget_gib * double(1LL << 30));
+  std::fprintf(stderr, "bench: %s; ring attention, %zu points: B = %d, H = %d, d = %d, %s, %s%s, %s, budget %s\n",
+               cuda::DeviceDescription().c_str(), ns.size() * devices.size(), base.batch, base.heads, base.d,
+               dtype_name.c_str(), base.causal ? "causal" : "non-causal", base.zigzag ? " zigzag" : " contiguous",
+               std::string(cuda::RingTransportName(*transport)).c_str(),
+               budget > 0 ? Sprintf("%.3g GiB per GPU", o.budget_gib).c_str() : "none");
+  std::vector<cuda::RingBenchRow> rows;
+  bool all_good = true;
+  const std::size_t total = ns.size() * devices.size();
+  const auto started = std::chrono::steady_clock::now();
+  std::size_t index = 0;
+  bool stop = false;
+  for (int n : ns) {
+    if (stop) break;
+    for (int p : devices) {
+      ++index;
+      cuda::RingBenchRow row;
+      row.shape = base;
+      row.shape.n = n;
+      row.shape.devices = p;
+      row.transport = cuda::RingTransportName(*transport);
+      row.gpu = gpu;
+      row.tolerance = cuda::RingTolerance(base.dtype);
+      row.budget_bytes = budget;
+      const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+      std::fprintf(
+          stderr, "[%zu/%zu, %s%s] N=%d P=%d: ", index, total, HumanDuration(elapsed).c_str(),
+          index > 1 ? Sprintf(", ~%s left", HumanDuration(elapsed / (index - 1) * (total - index + 1)).c_str()).c_str()
+                    : "",
+          n, p);
+      std::fflush(stderr);
+      if (auto error = cuda::RingShapeError(row.shape)) {
+        row.status = "not applicable: " + *error;
+      } else {
+        row.device_bytes = cuda::RingMaxDeviceBytes(row.shape);
+        row.fits = budget == 0 || row.device_bytes <= budget;
+        if (!row.fits) {
+          row.status = Sprintf("does not fit: %.2f GiB per device > budget %.3g GiB",
+                               static_cast<double>(row.device_bytes) / double(1LL << 30), o.budget_gib);
+        } else {
+          cuda::RingMeasureOptions options;
+          options.transport = *transport;
+          options.repeats = o.repeats;
+          options.warmup = o.warmup;
+          options.seed = o.seed + index - 1;  // fresh inputs for every point
+          const cuda::RingMeasurement m = cuda::MeasureRing(row.shape, options);
+          row.max_abs_error = m.validated_rows > 0 ? m.max_abs_error : NAN;
+          row.lse_max_error = m.validated_rows > 0 ? m.lse_max_error : NAN;
+          if (m.Ok()) {
+            row.ms_median = m.ms_median;
+            row.ms_min = m.ms_min;
+            row.tflops_per_gpu = m.tflops_per_gpu;
+            row.compute_ms = m.compute_ms;
+            row.exchange_ms = m.exchange_ms;
+          } else {
+            row.status = std::string(cuda::MeasureStatusName(m.status)) + ": " + m.reason;
+            all_good &= m.status == cuda::MeasureStatus::kNotApplicable;
+          }
+        }
+      }
+      if (row.Ok())
+        std::fprintf(stderr,
+                     "%.3f ms median (min %.3f), %.1f TFLOP/s per GPU%s; compute alone %.3f ms, exchanges alone "
+                     "%.3f ms; max |err| %.2g (≤ %.2g)\n",
+                     row.ms_median, row.ms_min, row.tflops_per_gpu, base.causal ? " (causal: FLOPs halved)" : "",
+                     row.compute_ms, row.exchange_ms, row.max_abs_error, row.tolerance);
+      else
+        std::fprintf(stderr, "%s\n", row.status.c_str());
+      rows.push_back(row);
+      if (cuda::CudaContextLost()) {
+        std::fprintf(stderr, "bench: the CUDA context is lost; stopping after %zu of %zu points\n", index, total);
+        stop = true;
+        break;
+      }
+    }
+  }
+  cuda::ReleaseRingCommunicators();
+  cuda::RingFillScaling(rows);
+  csv.Write(cuda::RingCsvHeader());
+  for (const cuda::RingBenchRow& row : rows) csv.Write(cuda::RingCsvLine(row));
+  files.Commit();
+  PrintRingSummary(rows);
+  return all_good ? 0 : 1;
+#endif
+}
+
 int RunBench(const BenchOptions& o) {
   if (!o.replot.empty()) return Replot(o);
   if (o.decode) return RunDecodeBench(o);
+  if (o.ring) return RunRingBench(o);
   if (o.csv.empty()) throw UsageError("--csv FILE is required (the results, one row per kernel and N)");
   const cuda::SweepSpec spec = ToSpec(o);
   const bool backward = o.pass == "backward";
@@ -436,8 +622,10 @@ void AddBenchCommand(CLI::App& app, CommandList& commands) {
       ->check(CLI::IsMember({"forward", "backward"}));
   cmd->add_option("--kernels", options->kernels,
                   "all (the default), or registry ids separated by commas (see `flashviz kernels`)");
-  cmd->add_option("--n", options->n_list,
-                  "sequence lengths N, separated by commas (default 512,1024,2048,4096,8192,16384)");
+  options->n_option =
+      cmd->add_option("--n", options->n_list,
+                      "sequence lengths N, separated by commas (default 512,1024,2048,4096,8192,16384; --ring: "
+                      "16384,32768,65536,131072)");
   options->d_option =
       cmd->add_option("--d", options->d, "head dimension d (default 64; with --replot: draw only rows of this d)");
   cmd->add_option(
@@ -454,6 +642,19 @@ void AddBenchCommand(CLI::App& app, CommandList& commands) {
   cmd->add_option("--q-rows", options->q_rows, "--decode: query rows R per head (default 1)");
   cmd->add_option("--page", options->page, "--decode: page size P of flash_decode_paged's cache (default 64)");
   cmd->add_option("--splits", options->splits, "--decode: force flash_decode's split count (default 0: automatic)");
+  cmd->add_flag("--ring", options->ring,
+                "ring attention across this machine's GPUs instead (kernels/cuda/ring): scaling from 1 to P GPUs");
+  cmd->add_option("--devices", options->devices,
+                  "--ring: device counts P, separated by commas (default 1 and powers of two up to the GPUs; "
+                  "virtual: 1,2,4)");
+  cmd->add_flag("--zigzag", options->zigzag,
+                "--ring: 2P chunks, device p holding p and 2P-1-p (balanced under --causal); default contiguous");
+  cmd->add_option("--transport", options->transport,
+                  "--ring: nccl (one thread per GPU) or virtual (P devices on one GPU, copies for NCCL); default "
+                  "nccl when 2 GPUs and NCCL are there");
+  cmd->add_option("--budget-gib", options->budget_gib,
+                  "--ring: per-GPU memory budget in GiB; an (N, P) needing more per device is not run (default 0: "
+                  "none)");
   cmd->add_flag("--causal", options->causal, "mask keys after the query (TFLOP/s then count half the FLOPs)");
   cmd->add_option("--csv", options->csv, "the results, one row per kernel and N (required unless --replot)");
   cmd->add_option("--png", options->png, "runtime against N, log-log, one line per kernel (the GUI panel's plot)");
