@@ -5,7 +5,8 @@
 # PyTorch's backends on the same shapes (the sweeps without the mask are kernels/README.md's), then the backward
 # pass: its GPU tests and a sweep of the backward variants next to PyTorch's backward on the same shapes; then
 # decoding: its GPU tests, `bench --decode` (fp16, bf16) next to PyTorch's SDPA on the same shapes, and a sweep of
-# flash_decode's split count.
+# flash_decode's split count; then ring attention: scripts/ring_device_run.sh (its GPU tests, compute-sanitizer, and
+# `bench --ring` over the machine's GPUs through NCCL).
 #
 # On the build machine (Release, sm_90):  scripts/gpu_check.sh pack BUILD_DIR PACK_DIR
 #   PACK_DIR gets the stripped binaries (xz), the GLFW/epoxy/stb/X11 runtime and the GUI's font, ready to copy.
@@ -16,13 +17,14 @@
 # FLASHVIZ_CHECK_PARTS (for both pack and run) picks the parts, comma-separated: tests (every GPU test binary),
 # trace (trace --gpu, both loop orders and the backward pass), gui (frames and the live tab through EGL), causal
 # (the forward causal sweep), bwd (the backward sweep next to PyTorch's backward), decode (decoding: its tests, the
-# sweeps and the split-count sweep); default all of them. `backward` alone means the backward pass's tests and its
+# sweeps and the split-count sweep), ring (ring attention over the machine's GPUs: scripts/ring_device_run.sh, which
+# runs the ring's own test binary); default all of them. `backward` alone means the backward pass's tests and its
 # sweep, for a device run of the backward alone. Two calls of "tests,trace,gui" and "causal,bwd,decode" split the
 # whole check where one device call has too little time.
 # Every step has its own time limit, so one hang cannot eat the run.
 set -uo pipefail
 mode=${1:?pack or run}
-parts=${FLASHVIZ_CHECK_PARTS:-tests,trace,gui,causal,bwd,decode}
+parts=${FLASHVIZ_CHECK_PARTS:-tests,trace,gui,causal,bwd,decode,ring}
 
 tests=(kernels_cuda_registry_tests kernels_cuda_launch_table_tests kernels_cuda_gpu_tests kernels_cuda_mma_tests
        cuda_probe_tests hw4_kernel_gpu_tests hw4_cli_gpu_tests interop_tests live_view_tests viz_tests app_gui_tests
@@ -41,7 +43,9 @@ if [ "$mode" = pack ]; then
   rm -rf "$dest" && mkdir -p "$dest/lib" "$dest/fonts"
   stage=$(mktemp -d)
   cp "$build/app/flashviz" "$stage/"
-  for t in "${tests[@]}"; do cp "$(find "$build/tests" -type f -name "$t" | head -1)" "$stage/" || exit 1; done
+  pack_tests=("${tests[@]}")
+  has ring && pack_tests+=(kernels_cuda_ring_gpu_tests)
+  for t in "${pack_tests[@]}"; do cp "$(find "$build/tests" -type f -name "$t" | head -1)" "$stage/" || exit 1; done
   strip "$stage"/*
   # Every binary carries the same CUDA kernels (tens of MB each): a dictionary larger than all of them together
   # lets xz store those once (about 10 MB instead of 55).
@@ -225,5 +229,11 @@ for (b, n), cells in sorted(table.items()):
     print(f"{b:4d} {n:7d}  " + " ".join(f"{cells.get(s, '-'):>10s}" for s in forced))
 PY
 grep -h -E "validation failed|error" "$work"/decode_*.log | head -10 | tee -a "$summary"
+fi
+if has ring; then
+say "== ring attention (scripts/ring_device_run.sh)"
+scripts/ring_device_run.sh "$bin" "$work/ring" > "$work/ring.log" 2>&1   # its files go into check.tgz
+say "ring rc=$?"
+cat "$work/ring/summary.txt" >> "$summary"
 fi
 cp "$summary" "$work/"

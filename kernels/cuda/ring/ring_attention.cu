@@ -389,8 +389,11 @@ std::string Ring::Run(int runs, bool flush, std::vector<double>* ms) {
   }
   // NCCL: one thread per GPU. Every thread passes the barrier once per run, so a failure seen before it stops all
   // of them at the same run. (A failure after it may leave a peer waiting for a send that never comes.)
-  std::barrier sync(P());
+  // Whether to stop is decided once per run, by the barrier's completion: read after it, every thread sees the same
+  // answer (a thread reading `failed` itself could see a peer's failure of this run and leave the others waiting).
   std::atomic<bool> failed{false};
+  bool stop = false;
+  std::barrier sync(P(), [&]() noexcept { stop = failed.load(); });
   std::vector<std::vector<double>> times(static_cast<std::size_t>(runs), std::vector<double>(dev_.size(), 0.0));
   std::string error = Each([&](int p) -> std::string {
     RingDevice& d = dev_[static_cast<std::size_t>(p)];
@@ -420,7 +423,7 @@ std::string Ring::Run(int runs, bool flush, std::vector<double>* ms) {
           mine = Sprintf("cudaDeviceSynchronize: %s", cudaGetErrorString(e));
       if (!mine.empty()) failed = true;
       sync.arrive_and_wait();
-      if (failed) break;
+      if (stop) break;
       if (mine = run_once(run); !mine.empty()) failed = true;
     }
     return mine;
@@ -465,8 +468,9 @@ std::string Ring::RunParts(double& compute_ms, double& exchange_ms) {
     return {};
   }
   // NCCL: each phase starts after a barrier with every GPU idle, and is its slowest device's time.
-  std::barrier sync(P());
   std::atomic<bool> failed{false};
+  bool stop = false;  // decided by the barrier's completion, as in Run
+  std::barrier sync(P(), [&]() noexcept { stop = failed.load(); });
   const std::size_t steps = static_cast<std::size_t>(P());
   std::vector<std::vector<double>> kernel_ms(steps, std::vector<double>(dev_.size(), 0.0)), exchange(kernel_ms);
   std::string error = Each([&](int p) -> std::string {
@@ -491,7 +495,7 @@ std::string Ring::RunParts(double& compute_ms, double& exchange_ms) {
             mine = Sprintf("cudaDeviceSynchronize: %s", cudaGetErrorString(e));
         if (!mine.empty()) failed = true;
         sync.arrive_and_wait();
-        if (failed) return mine;
+        if (stop) return mine;
         double& out = (kernels ? kernel_ms : exchange)[static_cast<std::size_t>(step)][static_cast<std::size_t>(p)];
         if (mine = timed(kernels, step, out); !mine.empty()) failed = true;
       }
@@ -649,6 +653,16 @@ void ReleaseRingCommunicators() {
 }
 
 RingMeasurement MeasureRing(const RingShape& shape, const RingMeasureOptions& options) {
+  // The ring sets the current device as it goes (validation ends on the last GPU): give the caller its own back.
+  int caller_device = 0;
+  const bool restore = cudaGetDevice(&caller_device) == cudaSuccess;
+  struct RestoreDevice {
+    bool active;
+    int device;
+    ~RestoreDevice() {
+      if (active) cudaSetDevice(device);
+    }
+  } restore_device{restore, caller_device};
   RingMeasurement m;
   m.tolerance = RingTolerance(shape.dtype);
   if (auto error = RingShapeError(shape)) return Fail(m, MeasureStatus::kNotApplicable, *error);
