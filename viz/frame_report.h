@@ -25,6 +25,9 @@ struct FrameReport {
   // Decoding: the pool blocks framed as the current split's, and whether the split's S/P~ showed its numbers.
   std::vector<ScreenRect> decode_split_blocks;
   bool split_numbers_shown = false;
+  // Ring attention: the current ring step's column in the cost model's timeline (framed with the cursor).
+  bool ring_step_visible = false;
+  ScreenRect ring_step;
   // The timeline's step/tile labels and the narration below them (tests check that they do not overlap).
   bool timeline_drawn = false;
   ScreenRect timeline_labels, timeline_narration, timeline_scrubber;

@@ -61,6 +61,28 @@ std::optional<std::string> DecodeGuiProblemError(const DecodeProblem& p) {
   return std::nullopt;
 }
 
+std::optional<std::string> RingGuiProblemError(const RingProblem& p) {
+  const std::int64_t values = std::int64_t{p.n} * p.d;
+  if (values > kGuiMaxValuesPerMatrix)
+    return Sprintf("N·d = %lld is more than the ring view holds (%lld values); `flashviz trace --ring --summary` "
+                   "counts any size",
+                   static_cast<long long>(values), static_cast<long long>(kGuiMaxValuesPerMatrix));
+  // Every device's block (its rows × the held keys) is drawn with its numbers at every step.
+  int rows = 0;
+  for (int dev = 0; dev < p.devices; ++dev) rows = std::max(rows, p.DeviceRows(dev));
+  if (static_cast<std::int64_t>(rows) * rows > kRingGuiMaxBlock)
+    return Sprintf("a device's block is %d × %d: more than the ring view draws (%lld entries); take fewer rows "
+                   "(N) or more devices (P)",
+                   rows, rows, static_cast<long long>(kRingGuiMaxBlock));
+  return std::nullopt;
+}
+
+std::vector<std::int64_t> RingUnitStarts(const RingStepper& stepper) {
+  std::vector<std::int64_t> starts;
+  for (int s = 0; s < stepper.problem().devices; ++s) starts.push_back(stepper.FirstStepOfRingStep(s));
+  return starts;
+}
+
 std::vector<int> SweepSizes(int current_n) {
   std::vector<int> sizes;
   for (int n = 16; n <= 32768; n *= 2) sizes.push_back(n);
@@ -103,6 +125,7 @@ void Model::SetProblem(const AttentionProblem& problem, std::shared_ptr<const At
   // Build everything first so a throw (bad input sizes) leaves the old problem in place.
   auto stepper = std::make_unique<Stepper>(problem, inputs.get());
   decode_.reset();
+  ring_.reset();
   const Ledger final_ledger = stepper->FinalLedger();
   problem_ = problem;
   inputs_ = std::move(inputs);
@@ -164,6 +187,7 @@ void Model::SetProblem(const AttentionProblem& problem, std::shared_ptr<const At
 void Model::SetDecodeProblem(const DecodeProblem& problem, std::shared_ptr<const DecodeInputs> inputs) {
   if (!stepper_) throw std::logic_error("Model::SetDecodeProblem: set a forward problem first");
   auto decode = std::make_unique<Decode>(problem, std::move(inputs));
+  ring_.reset();
   // Small by construction (the GUI's limits): the reference and both ledgers on the frame thread.
   decode->reference =
       ReferenceDecode(problem.shape, decode->inputs->q.data(), decode->inputs->k.data(), decode->inputs->v.data(), 1);
@@ -175,6 +199,45 @@ void Model::SetDecodeProblem(const DecodeProblem& problem, std::shared_ptr<const
   ++problem_version_;
   step_ = 0;
   RefreshDecodeStep(-1);
+}
+
+void Model::SetRingProblem(const RingProblem& problem, std::shared_ptr<const AttentionInputs> inputs) {
+  if (!stepper_) throw std::logic_error("Model::SetRingProblem: set a forward problem first");
+  auto ring = std::make_unique<Ring>(problem, std::move(inputs));
+  // Small by construction (the GUI's limits): the reference, the walk and the counts on the frame thread.
+  const AttentionInputs& in = *ring->inputs;
+  ring->reference.resize(static_cast<std::size_t>(problem.n) * problem.d);
+  ring->reference_stats.resize(static_cast<std::size_t>(problem.n));
+  ReferenceAttentionRows(in.q.data(), in.k.data(), in.v.data(), problem.n, problem.d, problem.scale, problem.causal,
+                         0, problem.n, ring->reference.data(), ring->reference_stats.data());
+  ring->output = ring->stepper.Walk([&](const RingState& s) {
+    if (s.info.phase == RingPhase::kDone) ring->final_state = s;
+    return true;
+  });
+  ring->work = ring->stepper.WorkTable();
+  ring->timeline = ComputeRingTimeline(problem, ring->work);
+  ring->single_device_ledger = Stepper(RingSingleDeviceProblem(problem), nullptr).FinalLedger();
+  ring->abs_max = std::max({AbsMax(in.q), AbsMax(in.k), AbsMax(in.v)});
+  decode_.reset();
+  ring_ = std::move(ring);
+  ++problem_version_;
+  step_ = 0;
+  RefreshRingStep(-1);
+}
+
+void Model::RefreshRingStep(std::int64_t old_step) {
+  Ring& r = *ring_;
+  if (old_step >= 0 && step_ == old_step + 1) {
+    r.previous = std::move(r.state);
+    r.state = r.stepper.StateAt(step_, RingStateDetail::kBlocks);
+  } else if (old_step >= 0 && step_ == old_step - 1) {
+    r.state = std::move(r.previous);
+    if (step_ > 0) r.previous = r.stepper.StateAt(step_ - 1, RingStateDetail::kBlocks);
+  } else {
+    r.state = r.stepper.StateAt(step_, RingStateDetail::kBlocks);
+    if (step_ > 0) r.previous = r.stepper.StateAt(step_ - 1, RingStateDetail::kBlocks);
+  }
+  ++step_version_;
 }
 
 void Model::RefreshDecodeStep(std::int64_t old_step) {
@@ -198,7 +261,9 @@ void Model::SetStep(std::int64_t step) {
   if (step == step_) return;
   const std::int64_t old = step_;
   step_ = step;
-  if (decode_)
+  if (ring_)
+    RefreshRingStep(old);
+  else if (decode_)
     RefreshDecodeStep(old);
   else
     RefreshStep(old);
@@ -249,6 +314,11 @@ std::vector<std::int64_t> DecodeUnitStarts(const DecodeStepper& stepper) {
 }
 
 std::int64_t Model::NextTileIterationStep() const {
+  if (ring_) {
+    for (const std::int64_t start : RingUnitStarts(ring_->stepper))
+      if (start > step_) return start;
+    return step_count() - 1;
+  }
   if (decode_) {
     for (const std::int64_t start : DecodeUnitStarts(decode_->stepper))
       if (start > step_) return start;
@@ -265,6 +335,12 @@ std::int64_t Model::NextTileIterationStep() const {
 }
 
 std::int64_t Model::PreviousTileIterationStep() const {
+  if (ring_) {
+    std::int64_t before = 0;
+    for (const std::int64_t start : RingUnitStarts(ring_->stepper))
+      if (start < step_) before = start;
+    return before;
+  }
   if (decode_) {
     std::int64_t before = 0;
     for (const std::int64_t start : DecodeUnitStarts(decode_->stepper))

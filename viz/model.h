@@ -25,6 +25,7 @@
 #include "kernels/cpu/ledger.h"
 #include "kernels/cpu/problem.h"
 #include "kernels/cpu/reference.h"
+#include "kernels/cpu/ring.h"
 #include "kernels/cpu/schedule.h"
 #include "kernels/cpu/stepper.h"
 #include "kernels/vortex/report.h"
@@ -45,6 +46,8 @@ struct ProblemOrigin {
 // The GUI's limits: beyond them a step view is too slow or too large to be useful (the command line has none).
 inline constexpr std::int64_t kGuiMaxValuesPerMatrix = std::int64_t{1} << 22;  // N·d
 inline constexpr std::int64_t kGuiMaxSteps = std::int64_t{8} << 20;
+// The ring view draws every device's block (its rows × the keys it holds) at every step.
+inline constexpr std::int64_t kRingGuiMaxBlock = std::int64_t{1} << 16;
 // Why the GUI will not open `problem`, or nothing.
 std::optional<std::string> GuiProblemError(const AttentionProblem& problem);
 
@@ -88,6 +91,9 @@ class Model {
   // forward problem stays loaded underneath (a forward problem must be set first) and returns with SetProblem.
   // Throws std::invalid_argument when `inputs` do not match.
   void SetDecodeProblem(const DecodeProblem& problem, std::shared_ptr<const DecodeInputs> inputs);
+  // Ring attention (the form's ring switch, `--ring P`, the Ring preset): the cursor walks the ring stepper, the
+  // forward problem stays loaded underneath as with decoding. Throws std::invalid_argument when `inputs` do not match.
+  void SetRingProblem(const RingProblem& problem, std::shared_ptr<const AttentionInputs> inputs);
   void SetStep(std::int64_t step);  // clamped to [0, step_count)
   void Update();                    // takes finished background work; call once per frame before drawing
   void WaitIdle();                  // blocks until background work is done (tests, screenshots)
@@ -102,7 +108,10 @@ class Model {
   const Schedule& schedule() const { return stepper_->schedule(); }
   std::int64_t step() const { return step_; }
   std::int64_t step_count() const {
-    return decode_ ? decode_->stepper.step_count() : stepper_ ? stepper_->step_count() : 0;
+    return ring_     ? ring_->stepper.step_count()
+           : decode_ ? decode_->stepper.step_count()
+           : stepper_ ? stepper_->step_count()
+                      : 0;
   }
   int phases_per_iteration() const;
   // Change whenever the problem (resp. the step or problem) changes: keys for caches in the views.
@@ -140,6 +149,26 @@ class Model {
   const Ledger& decode_naive_ledger() const { return decode_->naive_ledger; }
   // The largest |Q|, |K|, |V| of the decode inputs (colour ranges).
   double decode_abs_max() const { return decode_->abs_max; }
+
+  // Ring attention. Valid only in ring mode.
+  bool ring_mode() const { return ring_ != nullptr; }
+  // The step's state with every device's S and P~ (RingStateDetail::kBlocks), and the step before's.
+  const RingProblem& ring_problem() const { return ring_->problem; }
+  const RingStepper& ring_stepper() const { return ring_->stepper; }
+  const AttentionInputs& ring_inputs() const { return *ring_->inputs; }
+  const RingState& ring_state() const { return ring_->state; }
+  const RingState* ring_previous() const { return step_ > 0 ? &ring_->previous : nullptr; }
+  // O (N × d, the sequence's order) and the softmax statistics of every row, float64 reference; the ring's O as its
+  // last merge writes it; each ring step's work per device; the cost model's timeline; the ring's final state (its
+  // ledgers and link bytes) and one device's ledger for the same problem (FlashAttention-2, the same tiles).
+  const std::vector<double>& ring_reference() const { return ring_->reference; }
+  const std::vector<RowSoftmaxStats>& ring_reference_stats() const { return ring_->reference_stats; }
+  const std::vector<double>& ring_output() const { return ring_->output; }
+  const std::vector<RingWork>& ring_work() const { return ring_->work; }
+  const RingTimeline& ring_timeline() const { return ring_->timeline; }
+  const RingState& ring_final_state() const { return ring_->final_state; }
+  const Ledger& ring_single_device_ledger() const { return ring_->single_device_ledger; }
+  double ring_abs_max() const { return ring_->abs_max; }
 
   double q_abs_max() const { return q_abs_max_; }
   double k_abs_max() const { return k_abs_max_; }
@@ -193,6 +222,23 @@ class Model {
   };
   void RefreshDecodeStep(std::int64_t old_step);
 
+  struct Ring {
+    Ring(const RingProblem& p, std::shared_ptr<const AttentionInputs> in)
+        : problem(p), inputs(std::move(in)), stepper(problem, inputs.get()) {}
+    RingProblem problem;
+    std::shared_ptr<const AttentionInputs> inputs;
+    RingStepper stepper;
+    RingState state, previous, final_state;
+    std::vector<double> reference, output;
+    std::vector<RowSoftmaxStats> reference_stats;
+    std::vector<RingWork> work;
+    RingTimeline timeline;
+    Ledger single_device_ledger;
+    double abs_max = 1;
+  };
+  void RefreshRingStep(std::int64_t old_step);
+  std::unique_ptr<Ring> ring_;
+
   AttentionProblem problem_;
   std::unique_ptr<Decode> decode_;
   std::shared_ptr<const AttentionInputs> inputs_;
@@ -234,6 +280,10 @@ std::optional<std::string> DecodeGuiProblemError(const DecodeProblem& problem);
 // Decoding's "tile iterations" for Shift+←/→ and playback by iteration: the first step of each split of each KV
 // head, then of each KV head's merge.
 std::vector<std::int64_t> DecodeUnitStarts(const DecodeStepper& stepper);
+// Why the GUI will not open a ring problem (too many values for the side-by-side view), or nothing.
+std::optional<std::string> RingGuiProblemError(const RingProblem& problem);
+// The ring's "tile iterations" for Shift+←/→: the first step of each ring step.
+std::vector<std::int64_t> RingUnitStarts(const RingStepper& stepper);
 
 // The N of the log-log sweep: powers of two from 16 to 32768, plus the current N.
 std::vector<int> SweepSizes(int current_n);

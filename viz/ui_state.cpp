@@ -40,6 +40,27 @@ DecodeRequest ProblemForm::ToDecodeRequest() const {
   return r;
 }
 
+RingRequest ProblemForm::ToRingRequest() const {
+  RingRequest r;
+  r.n = n;
+  r.d = d;
+  r.devices = ring_devices;
+  r.causal = causal;
+  r.zigzag = zigzag;
+  if (!tiles_from_sram) {
+    r.br = br;
+    r.bc = bc;
+  }
+  r.sram_bytes = sram_bytes;
+  if (scale_mode == ScaleMode::kNone)
+    r.scale = 1.0;
+  else if (scale_mode == ScaleMode::kCustom)
+    r.scale = scale;
+  r.device_tflops = ring_tflops;
+  r.link_gbps = ring_link_gbps;
+  return r;
+}
+
 namespace {
 
 ProblemForm Form(int n, int d, int br, int bc, std::int64_t sram, LoopOrder order, bool causal, std::uint64_t seed,
@@ -69,7 +90,13 @@ ProblemForm Decode() {
   return form;
 }
 
-const std::array<Preset, 6> kPresets = {{
+ProblemForm Ring() {
+  ProblemForm form = Form(32, 4, 4, 4, kDefaultSramBytes, LoopOrder::kQOuter, true, 4);
+  form.ring = true;  // P = 4 devices, zigzag slices of 4 rows (two a device)
+  return form;
+}
+
+const std::array<Preset, 7> kPresets = {{
     {"first-lesson", "First lesson",
      "N = 8, d = 4, B_r = B_c = 2: four Q tiles and four K/V tiles, every number visible",
      Form(8, 4, 2, 2, kDefaultSramBytes, LoopOrder::kKvOuter, false, 1)},
@@ -90,6 +117,10 @@ const std::array<Preset, 6> kPresets = {{
      "one new token: H = 4 query heads over G = 2 KV heads against a paged cache of 64 keys (pages of 8), split "
      "4 ways (flash-decoding) and merged",
      Decode()},
+    {"ring", "Ring attention",
+     "N = 32 over P = 4 devices, causal, zigzag slices: each device attends its rows to the K/V it holds, merges, "
+     "and passes the K/V on around the ring",
+     Ring()},
 }};
 
 }  // namespace

@@ -18,6 +18,7 @@
 
 #include "kernels/cpu/decode.h"
 #include "kernels/cpu/problem.h"
+#include "kernels/cpu/ring.h"
 #include "viz/heatmap.h"
 #include "viz/theme.h"
 
@@ -45,10 +46,17 @@ struct ProblemForm {
   int kv_len = 64, heads = 4, kv_heads = 2, q_rows = 1, page = 8;
   bool splits_from_sram = false;  // S from M; otherwise `splits`
   int splits = 4;
+  // Ring attention (kernels/cpu/ring.h): when set, these and N, d, the tiles, M, the scale, the mask and the seed make
+  // the problem (never with `decode`).
+  bool ring = false;
+  int ring_devices = 4;
+  bool zigzag = true;
+  double ring_tflops = kDefaultRingTflops, ring_link_gbps = kDefaultRingLinkGbps;
 
   // The request for the kernels (N and d as given; with a file the app takes them from its header).
   ProblemRequest ToRequest() const;
   DecodeRequest ToDecodeRequest() const;
+  RingRequest ToRingRequest() const;
   bool operator==(const ProblemForm&) const = default;
 };
 
@@ -59,7 +67,8 @@ struct Preset {
   ProblemForm form;
 };
 // First lesson (N = 8, d = 4), the Vortex report (N = 64, d = 8), the assignment (N = 1024, d = 64), causal, the
-// backward pass (N = 8, d = 4) and decoding (N = 64 keys, H = 4 query heads over G = 2 KV heads, S = 4 splits).
+// backward pass (N = 8, d = 4), decoding (N = 64 keys, H = 4 query heads over G = 2 KV heads, S = 4 splits) and
+// ring attention (N = 32 over P = 4 devices, causal, zigzag).
 std::span<const Preset> Presets();
 const Preset* FindPreset(const std::string& id);
 

@@ -14,7 +14,8 @@ namespace {
 
 constexpr const char* kProblemOptionNames[] = {
     "--n",     "--d",     "--br",   "--bc",     "--sram",   "--order",  "--pass",   "--scale", "--causal",   "--seed",
-    "--input", "--batch", "--dout", "--decode", "--q-rows", "--kv-len", "--splits", "--heads", "--kv-heads", "--page"};
+    "--input", "--batch", "--dout", "--decode", "--q-rows", "--kv-len", "--splits", "--heads", "--kv-heads", "--page",
+    "--ring",  "--zigzag", "--ring-tflops", "--ring-link-gbps"};
 
 }  // namespace
 

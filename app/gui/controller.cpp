@@ -37,8 +37,8 @@ std::int64_t LastStep(const Model& m) { return std::max<std::int64_t>(0, m.step_
 
 // The first step of the tile iteration `ahead` iterations after the one containing (or following) `step`.
 std::int64_t TileIterationsAhead(const Model& m, std::int64_t step, std::int64_t ahead) {
-  if (m.decode_mode()) {  // the splits and merges of decoding
-    for (const std::int64_t start : DecodeUnitStarts(m.decode_stepper()))
+  if (m.decode_mode() || m.ring_mode()) {  // the splits and merges of decoding, the ring's steps
+    for (const std::int64_t start : m.ring_mode() ? RingUnitStarts(m.ring_stepper()) : DecodeUnitStarts(m.decode_stepper()))
       if (start > step && --ahead == 0) return start;
     return LastStep(m);
   }
@@ -207,9 +207,32 @@ bool ApplyDecodeForm(Model& model, UiState& ui) {
   return true;
 }
 
+// The ring form: resolved, checked against the GUI's limits and loaded over the forward problem, as decoding is.
+bool ApplyRingForm(Model& model, UiState& ui) {
+  const ProblemForm& f = ui.form;
+  const bool loaded = LoadOrExplain(ui, [&] {
+    if (!model.has_problem()) {
+      const LoadedProblem loaded = LoadProblem(ProblemOptions{}, true);
+      model.SetProblem(loaded.problem, loaded.inputs, ProblemOrigin{});
+    }
+    const RingProblem problem = ResolveRingProblem(f.ToRingRequest());
+    if (auto error = RingGuiProblemError(problem)) throw InputError(*error);
+    model.SetRingProblem(problem, std::make_shared<AttentionInputs>(MakeRandomInputs(problem.n, problem.d, f.seed)));
+  });
+  if (!loaded) return false;
+  ui.cursor.step = 0;
+  ui.cursor.playing = false;
+  ui.cursor.selected_row = -1;
+  return true;
+}
+
 }  // namespace
 
 bool ApplyForm(Model& model, UiState& ui) {
+  if (ui.form.ring) {
+    ui.form.decode = false;  // two different problems: the ring switch, set last, wins
+    return ApplyRingForm(model, ui);
+  }
   if (ui.form.decode) return ApplyDecodeForm(model, ui);
   const ProblemForm& f = ui.form;
   ProblemOptions options;
@@ -232,7 +255,7 @@ bool ApplyForm(Model& model, UiState& ui) {
   options.input = f.input_path;
   options.batch = f.batch;
   // Where the cursor stands, to stand there again when only the order, the mask or the numbers change.
-  const bool had_problem = model.has_problem() && !model.decode_mode();
+  const bool had_problem = model.has_problem() && !model.decode_mode() && !model.ring_mode();
   const StepInfo position = had_problem ? model.schedule().Info(model.step()) : StepInfo{};
   const int old_tr = had_problem ? model.problem().tr() : -1, old_tc = had_problem ? model.problem().tc() : -1;
   const bool loaded = LoadOrExplain(ui, [&] {

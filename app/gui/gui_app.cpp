@@ -92,6 +92,26 @@ ProblemForm DecodeFormFromOptions(const ProblemOptions& o, const DecodeProblem& 
   return f;
 }
 
+ProblemForm RingFormFromOptions(const ProblemOptions& o, const RingProblem& resolved) {
+  ProblemForm f;
+  f.ring = true;
+  f.n = resolved.n;
+  f.d = resolved.d;
+  f.ring_devices = resolved.devices;
+  f.zigzag = resolved.zigzag();
+  f.causal = resolved.causal;
+  f.tiles_from_sram = !o.br && !o.bc;
+  f.br = resolved.br;
+  f.bc = resolved.bc;
+  f.sram_bytes = resolved.sram_bytes;
+  f.order = LoopOrder::kQOuter;
+  f.ring_tflops = resolved.device_tflops;
+  f.ring_link_gbps = resolved.link_gbps;
+  SetScaleMode(o.scale, resolved.scale, f);
+  f.seed = o.seed;
+  return f;
+}
+
 }  // namespace
 
 void InitGuiState(const GuiOptions& o, Model& model, UiState& ui) {
@@ -122,6 +142,10 @@ void InitGuiState(const GuiOptions& o, Model& model, UiState& ui) {
   } else if (!o.session.empty()) {
     if (o.problem_given) throw UsageError("--session gives the problem: leave out the problem options, or the session");
     step = LoadSession(o.session, ui);
+  } else if (o.problem_given && o.problem.ring) {
+    if (!o.problem.input.empty()) throw UsageError("--input: the GUI's ring view takes random inputs from --seed");
+    const LoadedRingProblem counted = LoadRingProblem(o.problem, false);
+    ui.form = RingFormFromOptions(o.problem, counted.problem);
   } else if (o.problem_given && o.problem.decode) {
     const LoadedDecodeProblem counted = LoadDecodeProblem(o.problem, false);
     ui.form = DecodeFormFromOptions(o.problem, counted.problem);

@@ -126,7 +126,12 @@ std::string SessionToJson(const UiState& ui, std::int64_t step) {
                   {"kv_heads", f.kv_heads},
                   {"q_rows", f.q_rows},
                   {"page", f.page},
-                  {"splits", f.splits_from_sram ? json("sram") : json(f.splits)}};
+                  {"splits", f.splits_from_sram ? json("sram") : json(f.splits)},
+                  {"ring", f.ring},
+                  {"ring_devices", f.ring_devices},
+                  {"zigzag", f.zigzag},
+                  {"ring_tflops", f.ring_tflops},
+                  {"ring_link_gbps", f.ring_link_gbps}};
   json panels = json::object();
   for (const PanelInfo& p : Panels()) panels[p.id] = IsPanelOpen(ui, p);
   json session = {{"flashviz_session", kSessionVersion},
@@ -207,6 +212,12 @@ std::int64_t SessionFromJson(const std::string& text, const std::string& name, U
     f.page = read.Integer(p, "page", f.page, 1, INT32_MAX);
     f.splits_from_sram = p.contains("splits") && p["splits"] == "sram";
     if (!f.splits_from_sram) f.splits = read.Integer(p, "splits", f.splits, 1, INT32_MAX);
+    f.ring = read.Bool(p, "ring", false);
+    if (f.ring && f.decode) throw InputError(name + ": \"ring\" and \"decode\" are two different problems");
+    f.ring_devices = read.Integer(p, "ring_devices", f.ring_devices, 2, kMaxRingDevices);
+    f.zigzag = read.Bool(p, "zigzag", f.zigzag);
+    f.ring_tflops = read.Real(p, "ring_tflops", f.ring_tflops, 1e-9, 1e9);
+    f.ring_link_gbps = read.Real(p, "ring_link_gbps", f.ring_link_gbps, 1e-9, 1e9);
     step = read.Integer<std::int64_t>(s, "step", 0, 0, INT64_MAX);
     if (s.contains("panels")) {
       for (const auto& [id, open] : read.Object(s, "panels").items()) {

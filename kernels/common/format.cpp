@@ -41,9 +41,9 @@ std::string HumanBytes(double bytes) {
 }
 
 std::string HumanSeconds(double seconds) {
-  static constexpr const char* kUnits[] = {"ns", "µs", "ms", "s"};
-  static constexpr double kScales[] = {1e9, 1e6, 1e3, 1};
-  int unit = 3;  // the largest unit in which the value is at least 1
+  static constexpr const char* kUnits[] = {"ps", "ns", "µs", "ms", "s"};
+  static constexpr double kScales[] = {1e12, 1e9, 1e6, 1e3, 1};
+  int unit = 4;  // the largest unit in which the value is at least 1
   while (unit > 0 && std::fabs(seconds) * kScales[unit] < 1.0) --unit;
   const double v = seconds * kScales[unit];
   return Sprintf(std::fabs(v) < 10 ? "%.2f %s" : (std::fabs(v) < 100 ? "%.1f %s" : "%.0f %s"), v, kUnits[unit]);

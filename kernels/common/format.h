@@ -12,7 +12,7 @@ std::string ShortestDecimal(double value);
 
 // Bytes as a human reads them: "512 B", "12.0 KiB", "3.41 MiB", "1.20 GiB".
 std::string HumanBytes(double bytes);
-// Seconds as a human reads them, three significant digits: "850 ns", "12.3 µs", "4.56 ms", "1.23 s".
+// Seconds as a human reads them, three significant digits: "7.50 ps", "850 ns", "12.3 µs", "4.56 ms", "1.23 s".
 std::string HumanSeconds(double seconds);
 // An nlohmann-json exception's message without its "[json.exception.parse_error.101] " prefix: the reason.
 std::string JsonErrorReason(const std::string& what);

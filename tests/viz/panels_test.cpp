@@ -23,6 +23,11 @@ void LoadPreset(Model& model, UiState& ui, const Preset& preset) {
   const AttentionProblem p = ResolveProblem(preset.form.ToRequest());
   model.SetProblem(p, std::make_shared<AttentionInputs>(MakeRandomInputs(p, preset.form.seed)),
                    {preset.form.seed, "", 0});
+  if (preset.form.ring) {
+    const RingProblem ring = ResolveRingProblem(preset.form.ToRingRequest());
+    model.SetRingProblem(ring, std::make_shared<AttentionInputs>(MakeRandomInputs(ring.n, ring.d, preset.form.seed)));
+    return;
+  }
   if (!preset.form.decode) return;
   const DecodeProblem decode = ResolveDecodeProblem(preset.form.ToDecodeRequest(), preset.form.seed);
   model.SetDecodeProblem(decode, std::make_shared<DecodeInputs>(MakeRandomDecodeInputs(decode, preset.form.seed)));
@@ -105,7 +110,7 @@ TEST_P(PresetPanels, EveryPresetManyStepsBothThemesBothSizes) {
         ASSERT_GT(ImGui::GetDrawData()->TotalVtxCount, 0);
         if (std::string(tab) != "step") continue;
         ASSERT_TRUE(r.step_view_drawn);
-        if (model.decode_mode()) {
+        if (model.decode_mode() || model.ring_mode()) {
           CheckDecodeParts(r, "step " + std::to_string(step));
           ASSERT_TRUE(r.timeline_drawn);
           ASSERT_FALSE(Overlap(r.timeline_labels, r.timeline_narration)) << "timeline labels under the narration";
@@ -164,6 +169,10 @@ TEST_P(PresetPanels, PresentationModeAtProjectorSizes) {
         ASSERT_LE(r.timeline_narration.max.y, screen.size.y + 0.5f) << where << ": the narration is cut off";
         if (std::string(tab) != "step") continue;
         ASSERT_TRUE(r.step_view_drawn) << where;
+        if (model.ring_mode()) {
+          CheckDecodeParts(r, where);
+          continue;
+        }
         if (model.decode_mode()) {
           CheckDecodeParts(r, where);
           // The split's scores keep their numbers on a projector (16 keys of 2 rows).
@@ -250,6 +259,22 @@ void CheckDecodeCursor(Model& model, UiState& ui, testing::HeadlessImGui& imgui)
   }
 }
 
+// The ring's timeline: the current ring step's column framed with the cursor at every ring step.
+void CheckRingCursor(Model& model, UiState& ui, testing::HeadlessImGui& imgui) {
+  for (int s = 0; s < model.ring_problem().devices; ++s) {
+    const std::int64_t step = model.ring_stepper().FirstStepOfRingStep(s);
+    model.SetStep(step);
+    ui.cursor.step = step;
+    FrameReport report;
+    for (int frame = 0; frame < 3; ++frame) Frame(model, ui, &report);
+    ASSERT_TRUE(report.ring_step_visible) << "ring step " << s;
+    const ScreenRect& c = report.ring_step;
+    const RgbaImage image = imgui.Rasterize();
+    EXPECT_TRUE(NearColor(image, c.min.x - 0.75f, (c.min.y + c.max.y) / 2, GetPalette().cursor)) << "ring step " << s;
+    EXPECT_TRUE(NearColor(image, c.max.x + 0.75f, (c.min.y + c.max.y) / 2, GetPalette().cursor)) << "ring step " << s;
+  }
+}
+
 TEST_P(PresetPanels, TheCursorIsDrawnWhereTheReportSays) {
   const Preset& preset = Presets()[static_cast<std::size_t>(GetParam())];
   testing::HeadlessImGui imgui(ImVec2(1280, 720));
@@ -257,6 +282,7 @@ TEST_P(PresetPanels, TheCursorIsDrawnWhereTheReportSays) {
   UiState ui;
   LoadPreset(model, ui, preset);
   if (model.decode_mode()) return CheckDecodeCursor(model, ui, imgui);
+  if (model.ring_mode()) return CheckRingCursor(model, ui, imgui);
   // The first scores step: a tile pair is current.
   std::int64_t step = 0;
   while (model.stepper().Info(step).phase != Phase::kScores) ++step;
@@ -308,6 +334,11 @@ TEST_P(PresetPanels, TheTimelineStaysAndTheJumpFieldsFollow) {
     if (!first) first = report.timeline_scrubber;
     EXPECT_EQ(report.timeline_scrubber.min.x, first->min.x) << "step " << step;
     EXPECT_EQ(report.timeline_scrubber.max.x, first->max.x) << "step " << step;
+    if (model.ring_mode()) {  // one field: the ring step, counted from 1
+      const int s = model.ring_state().info.ring_step;
+      if (s >= 0) { EXPECT_EQ(ui.cursor.jump_i, s + 1) << "step " << step; }
+      continue;
+    }
     const StepInfo info = model.state().info;
     if (info.i >= 0) { EXPECT_EQ(ui.cursor.jump_i, info.i) << "step " << step; }
     if (info.j >= 0) { EXPECT_EQ(ui.cursor.jump_j, info.j) << "step " << step; }

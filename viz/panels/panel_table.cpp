@@ -62,7 +62,7 @@ bool IsPanelOpen(const UiState& ui, const PanelInfo& panel) {
 }
 
 bool PanelApplies(const PanelInfo& panel, const Model& model) {
-  if (!model.decode_mode()) return true;
+  if (!model.decode_mode() && !model.ring_mode()) return true;
   for (const std::string_view id : {"lesson", "playback", "problem", "step", "traffic", "timeline"})
     if (id == panel.id) return true;
   return false;

@@ -15,6 +15,10 @@ void DrawBackwardStepPanel(const Model& model, UiState& ui);
 // traffic tab (the step and traffic panels hand over to them in decode mode; the timeline draws decoding itself)
 void DrawDecodeStepPanel(const Model& model, UiState& ui);
 void DrawDecodeTrafficPanel(const Model& model, UiState& ui);
+// ring_step_panel.cpp: ring attention's step view (the devices side by side, the ring, the cost model's timeline) and
+// its traffic tab (per device HBM and link bytes), handed over to in ring mode as decoding's are
+void DrawRingStepPanel(const Model& model, UiState& ui);
+void DrawRingTrafficPanel(const Model& model, UiState& ui);
 void DrawTrafficPanel(const Model& model, UiState& ui);     // traffic_panel.cpp
 void DrawStatisticsPanel(const Model& model, UiState& ui);  // statistics_panel.cpp: m_i, ℓ_i, α
 void DrawOutputPanel(const Model& model, UiState& ui);      // output_panel.cpp: O_i against the reference

@@ -20,6 +20,37 @@ bool IconButton(const char* label, const char* tooltip, float width) {
 
 namespace {
 
+// Ring attention: jump to ring step s (1-based, as the title counts them).
+void DrawRingJump(const Model& model, UiState& ui) {
+  const RingProblem& p = model.ring_problem();
+  const RingStepInfo& info = model.ring_state().info;
+  if (model.step() != ui.cursor.jump_fields_step) {
+    if (info.ring_step >= 0) ui.cursor.jump_i = info.ring_step + 1;
+    ui.cursor.jump_fields_step = model.step();
+  }
+  const ImGuiStyle& style = ImGui::GetStyle();
+  ImGui::AlignTextToFramePadding();
+  MathText("Jump to ring step");
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(std::max(40.0f, ImGui::GetContentRegionAvail().x - ImGui::CalcTextSize("Go").x -
+                                              2 * style.FramePadding.x - style.ItemSpacing.x));
+  ImGui::InputInt("##jump-ring", &ui.cursor.jump_i, 0);
+  MathTooltip(Sprintf("ring step 1 … %d: its attend step", p.devices).c_str());
+  ImGui::SameLine();
+  if (ImGui::Button("Go")) {
+    ui.cursor.jump_error.clear();
+    if (ui.cursor.jump_i < 1 || ui.cursor.jump_i > p.devices)
+      ui.cursor.jump_error = Sprintf("the ring has steps 1 … %d (P = %d devices)", p.devices, p.devices);
+    else
+      ui.cursor.step = model.ring_stepper().FirstStepOfRingStep(ui.cursor.jump_i - 1);
+  }
+  if (!ui.cursor.jump_error.empty()) {
+    ImGui::PushTextWrapPos(0);
+    MathTextColored(GetPalette().bad, ui.cursor.jump_error.c_str());
+    ImGui::PopTextWrapPos();
+  }
+}
+
 // Decoding: jump to split s of KV head g (the fields are the same two as (i, j), read as (g, s)).
 void DrawDecodeJump(const Model& model, UiState& ui) {
   const DecodeProblem& p = model.decode_problem();
@@ -116,6 +147,7 @@ void DrawPlaybackPanel(const Model& model, UiState& ui) {
     ui.cursor.play_unit = unit == 0 ? StepUnit::kPhase : StepUnit::kTileIteration;
   MathTooltip("Play one phase or one whole tile iteration per tick");
 
+  if (model.ring_mode()) return DrawRingJump(model, ui);
   if (model.decode_mode()) return DrawDecodeJump(model, ui);
   // Jump to a tile pair. The fields show the current pair whenever the cursor moves (a click on a tile, a key,
   // playback), and keep what was typed until it does.

@@ -21,6 +21,12 @@ bool Committed(bool changed) { return (changed && !ImGui::IsItemActive()) || ImG
 
 // The reason `form` cannot be shown, or empty. A file's N and d are checked by the app when it reads it.
 std::string FormError(const ProblemForm& form) {
+  if (form.ring) {
+    const RingRequest request = form.ToRingRequest();
+    if (auto error = RingRequestError(request)) return *error;
+    if (auto error = RingGuiProblemError(ResolveRingProblem(request))) return *error;
+    return {};
+  }
   if (form.decode) {
     const DecodeRequest request = form.ToDecodeRequest();
     if (auto error = DecodeRequestError(request)) return *error;
@@ -124,6 +130,95 @@ void DrawDecodeFields(const Model& model, UiState& ui, bool& commit, float label
   if (commit && error.empty()) ui.requests.Push(UiRequest::kApplyForm);
 }
 
+// Ring attention's fields (kernels/cpu/ring.h): the sequence, the devices and their slices, the mask, each device's
+// tiles, the cost model's rates.
+void DrawRingFields(const Model& model, UiState& ui, bool& commit, float label_w) {
+  ProblemForm& f = ui.form;
+  IntField("N", "##ring-n", "Sequence length: query rows and keys, cut into slices over the devices.", &f.n, 1, 8,
+           label_w, commit);
+  IntField("d", "##ring-d", "Head dimension: the length of each query, key and value vector.", &f.d, 1, 8, label_w,
+           commit);
+  IntField("P", "##ring-devices",
+           "Devices in the ring (2 or more). Each holds a slice of Q, K and V; at ring step s device p holds the "
+           "K/V that device (p − s) mod P started with.",
+           &f.ring_devices, 1, 1, label_w, commit);
+  Label("slices",
+        "contiguous: device p holds chunk p of P. zigzag: 2P chunks, device p holds chunks p and 2P − 1 − p, so "
+        "that under the causal mask every device has the same work at every ring step.",
+        label_w);
+  int zigzag = f.zigzag ? 1 : 0;
+  const float radio_x = ImGui::GetCursorPosX();
+  commit |= Committed(ImGui::RadioButton("contiguous", &zigzag, 0));
+  ImGui::SameLine();
+  WrapIfNoRoom(RadioButtonWidth("zigzag"), radio_x);
+  commit |= Committed(ImGui::RadioButton("zigzag", &zigzag, 1));
+  f.zigzag = zigzag == 1;
+  Label("causal", "Mask keys after the query (key index > query index): a device skips the K/V slices that lie "
+                  "wholly after its rows.", label_w);
+  commit |= Committed(ImGui::Checkbox("##ring-causal", &f.causal));
+  Label("tiles", "Each device runs FlashAttention-2 over its rows and the K/V it holds, in B_r × B_c tiles: from M "
+                 "(B_c = ⌈M/4d⌉, B_r = min(B_c, d)) or given.", label_w);
+  int tiles = f.tiles_from_sram ? 0 : 1;
+  commit |= Committed(ImGui::RadioButton("from M##ring", &tiles, 0));
+  ImGui::SameLine();
+  WrapIfNoRoom(RadioButtonWidth("B_r, B_c"), radio_x);
+  commit |= Committed(ImGui::RadioButton("B_r, B_c##ring", &tiles, 1));
+  f.tiles_from_sram = tiles == 0;
+  if (f.tiles_from_sram) {
+    Label("M (bytes)", "SRAM size M in bytes: the tiles come from it.", label_w);
+    ImGui::SetNextItemWidth(-1);
+    long long sram = f.sram_bytes;
+    commit |= Committed(ImGui::InputScalar("##ring-sram", ImGuiDataType_S64, &sram, nullptr, nullptr, "%lld"));
+    f.sram_bytes = sram;
+  } else {
+    IntField("B_r", "##ring-br", "Rows of a Q tile.", &f.br, 1, 8, label_w, commit);
+    IntField("B_c", "##ring-bc", "Rows of a K/V tile.", &f.bc, 1, 8, label_w, commit);
+  }
+  Label("TFLOP/s", "The timeline's cost model: the attention rate of one device (a step's compute is 4·d FLOPs per "
+                   "score its tiles compute).", label_w);
+  ImGui::SetNextItemWidth(-1);
+  commit |= Committed(ImGui::InputDouble("##ring-tflops", &f.ring_tflops, 0, 0, "%.4g"));
+  Label("link GB/s", "The timeline's cost model: one link's bandwidth, one direction (a step's exchange sends the "
+                     "K and V it holds, 4-byte elements).", label_w);
+  ImGui::SetNextItemWidth(-1);
+  commit |= Committed(ImGui::InputDouble("##ring-link", &f.ring_link_gbps, 0, 0, "%.4g"));
+  Label("scale", "The factor on q·k before the softmax: 1/√d by default.", label_w);
+  int scale_mode = static_cast<int>(f.scale_mode);
+  commit |= Committed(ImGui::RadioButton("1/√d##ring", &scale_mode, 0));
+  ImGui::SameLine();
+  WrapIfNoRoom(RadioButtonWidth("none"), radio_x);
+  commit |= Committed(ImGui::RadioButton("none##ring", &scale_mode, 1));
+  ImGui::SameLine();
+  WrapIfNoRoom(RadioButtonWidth("custom"), radio_x);
+  commit |= Committed(ImGui::RadioButton("custom##ring", &scale_mode, 2));
+  f.scale_mode = static_cast<ProblemForm::ScaleMode>(scale_mode);
+  if (f.scale_mode == ProblemForm::ScaleMode::kCustom) {
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(-1);
+    commit |= Committed(ImGui::InputDouble("##ring-scale", &f.scale, 0, 0, "%.6g"));
+  }
+  Label("seed", "Q, K, V uniform in [−3, 3] from this seed.", label_w);
+  ImGui::SetNextItemWidth(-1);
+  long long seed = static_cast<long long>(f.seed);
+  commit |= Committed(ImGui::InputScalar("##ring-seed", ImGuiDataType_S64, &seed, nullptr, nullptr, "%lld"));
+  f.seed = static_cast<std::uint64_t>(std::max(0LL, seed));
+
+  const std::string error = FormError(f);
+  ReportProblem(error, ui);
+  if (model.ring_mode()) {
+    const RingProblem& p = model.ring_problem();
+    ImGui::PushTextWrapPos(0);
+    MathTextColored(GetPalette().dim,
+                    Sprintf("%d devices, %d %s chunks of %d-%d rows, B_r = %d, B_c = %d, scale %.4g%s, %lld steps",
+                            p.devices, p.chunks(), std::string(RingAssignmentName(p.assignment)).c_str(),
+                            p.n / p.chunks(), (p.n + p.chunks() - 1) / p.chunks(), p.br, p.bc, p.scale,
+                            p.causal ? ", causal" : "", static_cast<long long>(model.step_count()))
+                        .c_str());
+    ImGui::PopTextWrapPos();
+  }
+  if (commit && error.empty()) ui.requests.Push(UiRequest::kApplyForm);
+}
+
 }  // namespace
 
 void DrawProblemPanel(const Model& model, UiState& ui) {
@@ -149,13 +244,24 @@ void DrawProblemPanel(const Model& model, UiState& ui) {
   Label("mode",
         "attention: the forward or backward pass over N queries and N keys. decoding: one generation step, "
         "R query rows per head against a KV cache of N keys, split into S chunks that run in parallel and "
-        "are merged (flash-decoding), with grouped-query heads and a paged cache.",
+        "are merged (flash-decoding), with grouped-query heads and a paged cache. ring: the sequence over P "
+        "devices, the K/V slices passed around a ring (ring attention, context parallelism).",
         label_w);
-  int mode = f.decode ? 1 : 0;
+  int mode = f.ring ? 2 : f.decode ? 1 : 0;
+  const float mode_x = ImGui::GetCursorPosX();
   commit |= Committed(ImGui::RadioButton("attention", &mode, 0));
   ImGui::SameLine();
+  WrapIfNoRoom(RadioButtonWidth("decoding"), mode_x);
   commit |= Committed(ImGui::RadioButton("decoding", &mode, 1));
+  ImGui::SameLine();
+  WrapIfNoRoom(RadioButtonWidth("ring"), mode_x);
+  commit |= Committed(ImGui::RadioButton("ring", &mode, 2));
   f.decode = mode == 1;
+  f.ring = mode == 2;
+  if (f.ring) {
+    DrawRingFields(model, ui, commit, label_w);
+    return;
+  }
   if (f.decode) {
     DrawDecodeFields(model, ui, commit, label_w);
     return;

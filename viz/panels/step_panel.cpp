@@ -590,6 +590,7 @@ void DrawStepPanel(const Model& model, UiState& ui) {
     ImGui::TextDisabled("The window is too small for the step view.");
     return;
   }
+  if (model.ring_mode()) return DrawRingStepPanel(model, ui);
   if (model.decode_mode()) return DrawDecodeStepPanel(model, ui);
   if (model.problem().backward()) return DrawBackwardStepPanel(model, ui);
   const float legend_h = ImGui::GetFrameHeightWithSpacing();

@@ -9,6 +9,7 @@
 #include "kernels/common/format.h"
 #include "viz/algorithm.h"
 #include "viz/decode_formulas.h"
+#include "viz/ring_formulas.h"
 #include "viz/frame_report.h"
 #include "viz/narration.h"
 #include "viz/panels/algorithm_panel.h"
@@ -146,10 +147,36 @@ void DrawDecodeTimeline(const Model& model, UiState& ui) {
       NarrateDecode(model));
 }
 
+// Ring attention: a mark at every ring step.
+void DrawRingTimeline(const Model& model, UiState& ui) {
+  const RingState& s = model.ring_state();
+  const RingProblem& p = model.ring_problem();
+  const RingStepper& stepper = model.ring_stepper();
+  const long long last = static_cast<long long>(model.step_count() - 1);
+  const std::string where = Sprintf("step %lld / %lld · %s", static_cast<long long>(model.step()), last,
+                                    std::string(RingPhaseName(s.info.phase)).c_str());
+  const std::string unit = s.info.ring_step < 0 ? std::string("every device has seen every key")
+                                                : Sprintf("ring step %d of %d", s.info.ring_step + 1, p.devices);
+  const std::vector<std::int64_t> starts = RingUnitStarts(stepper);
+  DrawTimeline(
+      model, ui, where, unit, Sprintf("step %lld / %lld · exchange", last, last),
+      Sprintf("ring step %d of %d", p.devices, p.devices),
+      Marks{model.step_count(), [](std::int64_t k) { return k; }},
+      Marks{static_cast<std::int64_t>(starts.size()),
+            [&](std::int64_t k) { return starts[static_cast<std::size_t>(k)]; }},
+      [&](std::int64_t at) {
+        const RingStepInfo info = stepper.Info(at);
+        MathTextF("step %lld: %s", static_cast<long long>(at), std::string(RingPhaseName(info.phase)).c_str());
+        if (info.ring_step >= 0) MathTextF("ring step %d of %d", info.ring_step + 1, p.devices);
+      },
+      "click or drag to go there; short marks: steps, tall: the ring steps", NarrateRing(model));
+}
+
 }  // namespace
 
 void DrawTimelinePanel(const Model& model, UiState& ui) {
   if (!model.has_problem()) return;
+  if (model.ring_mode()) return DrawRingTimeline(model, ui);
   if (model.decode_mode()) return DrawDecodeTimeline(model, ui);
   const StepState& s = model.state();
   const Schedule& sched = model.schedule();

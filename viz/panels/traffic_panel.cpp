@@ -420,6 +420,7 @@ void DrawSweepPlot(const Model& m, ImVec2 size) {
 
 void DrawTrafficPanel(const Model& model, UiState& ui) {
   if (!model.has_problem()) return;
+  if (model.ring_mode()) return DrawRingTrafficPanel(model, ui);
   if (model.decode_mode()) return DrawDecodeTrafficPanel(model, ui);
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const ImVec2 origin = ImGui::GetCursorScreenPos();

@@ -65,7 +65,7 @@ TEST(Monkey, ThousandsOfRandomFrames) {
                       GLFW_KEY_LEFT_BRACKET, GLFW_KEY_RIGHT_BRACKET, GLFW_KEY_1, GLFW_KEY_2, GLFW_KEY_3,
                       GLFW_KEY_F1, GLFW_KEY_ESCAPE, GLFW_KEY_ENTER, GLFW_KEY_TAB};
   int held_key = -1;
-  int problems_applied = 0, problems_refused = 0, decode_frames = 0;
+  int problems_applied = 0, problems_refused = 0, decode_frames = 0, ring_frames = 0;
   for (int frame = 0; frame < kFrames; ++frame) {
     // Keys: press one now and then, with modifiers sometimes; release the last one.
     if (held_key >= 0) io.KeysDown[held_key] = false;
@@ -87,7 +87,7 @@ TEST(Monkey, ThousandsOfRandomFrames) {
     // Parameter edits, valid or not.
     if (rng() % 25 == 0) {
       ProblemForm& f = ui.form;
-      switch (rng() % 14) {
+      switch (rng() % 16) {
         case 0: f.n = pick(-5, 0, 1, 2, 7, 8, 33, 64, 129, 256, 100000000); break;
         case 1: f.d = pick(0, 1, 3, 4, 8, 17, 2000); break;
         case 2: f.tiles_from_sram = !f.tiles_from_sram; break;
@@ -120,6 +120,15 @@ TEST(Monkey, ThousandsOfRandomFrames) {
           f.page = pick(0, 1, 8, 16, 1000);
           f.splits_from_sram = rng() % 2 == 0;
           f.splits = pick(-1, 1, 3, 64, 100000);
+          break;
+        case 13:
+          f.ring = !f.ring;
+          break;
+        case 14:  // the ring's fields, valid or not
+          f.ring_devices = pick(-1, 0, 1, 2, 3, 4, 8, 65);
+          f.zigzag = rng() % 2 == 0;
+          f.ring_tflops = pick(0.0, -1.0, 1e-6, 300.0, std::nan(""), std::numeric_limits<double>::infinity());
+          f.ring_link_gbps = pick(0.0, 1.0, 300.0, 1e12, std::nan(""));
           break;
         default: f = Presets()[rng() % Presets().size()].form; break;
       }
@@ -154,7 +163,11 @@ TEST(Monkey, ThousandsOfRandomFrames) {
     ASSERT_TRUE(model.has_problem());
     ASSERT_GE(model.step(), 0);
     ASSERT_LT(model.step(), model.step_count());
-    if (model.decode_mode()) {
+    if (model.ring_mode()) {
+      ++ring_frames;
+      ASSERT_EQ(model.ring_state().info, model.ring_stepper().Info(model.step()));
+      ASSERT_FALSE(RingGuiProblemError(model.ring_problem()).has_value());
+    } else if (model.decode_mode()) {
       ++decode_frames;
       ASSERT_EQ(model.decode_state().info, model.decode_stepper().Info(model.step()));
       ASSERT_FALSE(DecodeGuiProblemError(model.decode_problem()).has_value());
@@ -168,6 +181,7 @@ TEST(Monkey, ThousandsOfRandomFrames) {
   EXPECT_GT(problems_applied, 20);
   EXPECT_GT(problems_refused, 20);
   EXPECT_GT(decode_frames, 200);  // decoding's views were drawn too
+  EXPECT_GT(ring_frames, 200);    // and the ring's
   std::filesystem::remove(good_file);
   std::filesystem::remove(garbage);
   std::filesystem::remove(session);

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <set>
 
+#include "kernels/common/format.h"
 #include "kernels/common/input_error.h"
 #include "kernels/cpu/reference.h"
 
@@ -301,6 +302,16 @@ TEST(Ring, TimelineOverlapsTheExchangeWithTheCompute) {
   const RingProblem short_chunks = ResolveRingProblem(r);
   const RingWork w2 = RingStepper(short_chunks, nullptr).WorkTable()[0];
   EXPECT_LT(w2.ComputeSeconds(short_chunks), w2.LinkSeconds(short_chunks));
+}
+
+// The timeline's and the summary's times, down to the picoseconds of a GUI-sized ring.
+TEST(Ring, HumanSeconds) {
+  EXPECT_EQ(HumanSeconds(7.5e-12), "7.50 ps");
+  EXPECT_EQ(HumanSeconds(2.56e-9), "2.56 ns");
+  EXPECT_EQ(HumanSeconds(916e-6), "916 µs");
+  EXPECT_EQ(HumanSeconds(1.08e-3), "1.08 ms");
+  EXPECT_EQ(HumanSeconds(12.5), "12.5 s");
+  EXPECT_EQ(HumanSeconds(0), "0.00 ps");
 }
 
 TEST(Ring, RequestErrors) {
