@@ -24,6 +24,7 @@ CPU_RUN = "docs/results/2026-11-25-cpu"
 GPU_CHECK_RUN = "docs/results/2026-11-25-h100-check"
 BACKWARD_RUN = "docs/results/2026-11-25-h100-backward-29b2cc1"
 DECODE_RUN = "docs/results/2026-11-25-h200-decode-clean-l2"
+RING_RUN = "docs/results/2026-11-26-h200x4-ring"
 
 
 def rows(path):
@@ -423,6 +424,35 @@ def decode_splits():
     return out
 
 
+def ring():
+    """Ring attention over the GPUs of one machine (bench --ring through NCCL, both sweeps of one run): per (mask, N,
+    P) the median time, TFLOP/s per GPU, the speedup over P = 1 and its efficiency against the ideal P×, compute and
+    exchanges timed alone, the share of the exchange hidden, and the validated error; N that a GPU's budget cannot
+    hold on one GPU say so."""
+    out = ["| mask, slices | N | P | ms | TFLOP/s a GPU | speedup (ideal P×) | efficiency | compute alone, ms | "
+           "exchanges alone, ms | exchange hidden | max abs error |",
+           "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for name in ("non-causal", "causal"):
+        for r in rows(os.path.join(RING_RUN, f"ring_{name}.csv")):
+            mask = f"causal, {r['assignment']}" if r["causal"] == "1" else f"none, {r['assignment']}"
+            head = f"| {mask} | {r['N']} | {r['P']} |"
+            if r["fits"] != "1":
+                out.append(head + " does not fit the budget | – | – | – | – | – | – | – |")
+                continue
+            base = "" if r["efficiency_base_n"] == r["N"] else f" (against P = 1 at N = {r['efficiency_base_n']})"
+            speedup = f"{float(r['speedup']):.2f}× ({r['ideal']}×)" if r["efficiency_base_n"] == r["N"] else \
+                f"– ({r['ideal']}×)"
+            hidden = "–" if r["hidden"] == "nan" else f"{100 * float(r['hidden']):.0f}%"
+            out.append(f"{head} {float(r['ms_median']):.2f} | {float(r['tflops_per_gpu']):.0f} | {speedup} | "
+                       f"{100 * float(r['efficiency']):.0f}%{base} | {float(r['compute_ms']):.2f} | "
+                       f"{float(r['exchange_ms']):.2f} | {hidden} | {float(r['max_abs_error']):.1e} |")
+    first = rows(os.path.join(RING_RUN, "ring_non-causal.csv"))[0]
+    out.append("")
+    out.append(f"{first['gpu']}, {first['transport']}, {first['dtype']}, B = {first['B']}, H = {first['H']}, "
+               f"d = {first['d']}; budget {int(first['budget_bytes']) / 2**30:.0f} GiB a GPU.")
+    return out
+
+
 TABLES = {"hw4-kernels": ("README.md", hw4_kernels, HW4_RUN),
           "hw4-end-to-end": ("README.md", hw4_end_to_end, HW4_RUN),
           "flagships": ("kernels/README.md", flagships, MMA_RUN),
@@ -439,7 +469,8 @@ TABLES = {"hw4-kernels": ("README.md", hw4_kernels, HW4_RUN),
           "rounding": ("README.md", rounding, CPU_RUN),
           "backward": ("kernels/README.md", backward, BACKWARD_RUN),
           "decode": ("kernels/README.md", decode, DECODE_RUN),
-          "decode-splits": ("kernels/README.md", decode_splits, DECODE_RUN)}
+          "decode-splits": ("kernels/README.md", decode_splits, DECODE_RUN),
+          "ring": ("kernels/README.md", ring, RING_RUN)}
 
 
 def main():

@@ -20,6 +20,10 @@
 //   - the running max is kept in the log2 domain (m2 = scale·log2 e·max s), so the stored m_i = m2·ln 2 is in the
 //     paper's units and L_i = m_i + ln ℓ_i; a row that has met no unmasked key keeps m = −∞, ℓ = 0, O = 0 and no
 //     −∞ − (−∞) is ever formed (the exponent subtracts 0 for such rows, α is 1 when m did not move).
+//
+// Measured (4 × H200 through NCCL, 2026-11-26, fp16, d = 128, H = 32; kernels/README.md's ring table): 309-325
+// TFLOP/s on one GPU, flash2_mma's class; on four GPUs 3.69× one GPU at N = 65536 without the mask, 3.57× causal with
+// the zigzag slices.
 #pragma once
 
 #include <cuda_bf16.h>
