@@ -26,7 +26,7 @@ shot backward-grad-q-1920x1080 --pass backward --n 32 --d 8 --br 8 --bc 8 --seed
   --width 1920 --height 1080
 shot decode-merge-1280x720 --decode --kv-len 64 --heads 4 --kv-heads 2 --page 8 --splits 4 --seed 2 --step 66 \
   --width 1280 --height 720
-shot ring-merge-1280x720 --ring 4 --zigzag --causal --n 32 --d 4 --br 4 --bc 4 --seed 4 --step 4 \
+shot ring-merge-1280x720 --ring 4 --zigzag --causal --n 32 --d 4 --br 4 --bc 4 --seed 4 --ring-tflops 1 --step 4 \
   --width 1280 --height 720
 report=(--n 64 --order q --scale none)  # the Vortex report's problem (the "Vortex report" preset)
 shot vortex-q-rowmax-1280x720 "${report[@]}" --d 8 --br 16 --bc 16 --step 9

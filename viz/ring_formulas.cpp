@@ -66,7 +66,7 @@ std::string PairKinds(const RingProblem& p, int device, int s) {
       (kind == ChunkPairKind::kFull ? full : kind == ChunkPairKind::kDiagonal ? diagonal : skipped)++;
     }
   const int pairs = full + diagonal + skipped;
-  if (skipped == pairs) return "skipped (every key follows its rows)";
+  if (skipped == pairs) return "skipped (every key comes after its rows)";
   if (full == pairs) return pairs == 1 ? "full" : "all full";
   std::string text;
   for (const auto& [count, name] : {std::pair{full, "full"}, {diagonal, "diagonal"}, {skipped, "skipped"}})
@@ -304,8 +304,8 @@ std::string NarrateRing(const Model& m) {
           "Ring step %d of %d: each device attends its rows to the K/V it holds (%s); m~ and ℓ~ are the "
           "block's own.%s",
           step + 1, p.devices, held.c_str(),
-          skips ? Sprintf(" Device%s %s skip%s it: every key follows their rows.", skips > 1 ? "s" : "",
-                          skipping.c_str(), skips > 1 ? "" : "s")
+          skips ? Sprintf(" Device%s %s skip%s it: every key comes after %s rows.", skips > 1 ? "s" : "",
+                          skipping.c_str(), skips > 1 ? "" : "s", skips > 1 ? "their" : "its")
                       .c_str()
                 : "");
     }

@@ -8,6 +8,7 @@
 // Every number is the ring stepper's (Model::ring_state); hovers come from viz/ring_formulas.h.
 #include <algorithm>
 #include <cmath>
+#include <initializer_list>
 #include <optional>
 
 #include "kernels/common/format.h"
@@ -21,12 +22,28 @@
 namespace flashviz {
 namespace {
 
-// One colour per device, apart in hue however many there are; its chunks, its K/V and its lane share it.
+// One colour per device, apart in hue however many there are; its chunks, its K/V and its lane share it. Deeper on a
+// light background, where pastel bars vanish on a projector.
 ImU32 DeviceColor(int device, float alpha = 1.0f) {
+  const ImVec4 bg = ImGui::GetStyleColorVec4(ImGuiCol_WindowBg);
+  const bool light = 0.299f * bg.x + 0.587f * bg.y + 0.114f * bg.z > 0.5f;
   const float hue = std::fmod(0.58f + 0.618034f * static_cast<float>(device), 1.0f);
   float r, g, b;
-  ImGui::ColorConvertHSVtoRGB(hue, 0.55f, 0.85f, r, g, b);
+  ImGui::ColorConvertHSVtoRGB(hue, light ? 0.8f : 0.55f, light ? 0.7f : 0.85f, r, g, b);
   return ImGui::GetColorU32(ImVec4(r, g, b, alpha));
+}
+
+// The first of `forms` (longest first) that fits in `width`, or empty when none does.
+std::string FitText(std::initializer_list<std::string> forms, float width) {
+  for (const std::string& form : forms)
+    if (CalcMathTextSize(form.c_str()).x <= width) return form;
+  return {};
+}
+
+// A caption under a grid, the longest of `forms` that fits `width`.
+void DrawCaption(ImDrawList* dl, ImVec2 at, float width, std::initializer_list<std::string> forms) {
+  const std::string text = FitText(forms, width);
+  if (!text.empty()) DrawMathText(dl, at, GetPalette().dim, text.c_str());
 }
 
 // A chip of the device's colour with `text` on it (legible on any hue: the window's colour under the text).
@@ -66,48 +83,79 @@ void DrawDeviceColumn(const Model& m, UiState& ui, int device, const ScreenRect&
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const Palette& pal = GetPalette();
   const float line = ImGui::GetTextLineHeight();
+  const float w = area.width();
   const std::uint64_t v = m.step_version() * 64 + static_cast<std::uint64_t>(device) * 4;
-  // Header: the device and its rows; the K/V it holds, in the owner's colour.
-  const ScreenRect name = DrawChip(dl, area.min, device, Sprintf("device %d", device));
-  const std::string rows = RingSliceName(p, device);
-  if (ImGui::CalcTextSize(rows.c_str()).x + name.width() + 6 < area.width())
-    dl->AddText(ImVec2(name.max.x + 4, name.min.y + 1), pal.dim, rows.c_str());
+  const bool done = s.info.phase == RingPhase::kDone;
+  const bool exchange = s.info.phase == RingPhase::kExchange;
   const bool block = !d.block_m.empty();
-  const std::string held = s.info.phase == RingPhase::kDone                ? std::string("all keys seen")
-                           : block || s.info.phase == RingPhase::kExchange ? Sprintf("K/V of device %d", d.kv_owner)
-                                                                           : std::string();
-  ScreenRect held_chip = Rect(area.min.x, name.max.y + 2, 0, line + 2);
-  if (!held.empty())
-    held_chip =
-        DrawChip(dl, ImVec2(area.min.x, name.max.y + 2), s.info.phase == RingPhase::kDone ? device : d.kv_owner, held);
-  const ScreenRect header = Rect(area.min.x, area.min.y, area.width(), held_chip.max.y - area.min.y);
+  // Header: the device and its rows (beside it, or under it in a narrow column); the K/V it holds, in the owner's
+  // colour: during an exchange the one it received and the one it sent.
+  const std::string name_text = FitText({Sprintf("device %d", device), Sprintf("d%d", device)}, w - 10);
+  const ScreenRect name = DrawChip(dl, area.min, device, name_text.empty() ? Sprintf("%d", device) : name_text);
+  // Every column decides alike (on the widest slice's text), so that the grids of all devices stay level.
+  const std::string slice = RingSliceName(p, device);
+  float widest = 0;
+  for (int other = 0; other < p.devices; ++other)
+    widest = std::max(widest, CalcMathTextSize(RingSliceName(p, other).c_str()).x);
+  const float prefix = CalcMathTextSize("rows ").x;
+  float y = name.max.y + 2;
+  if (widest + name.width() + 6 < w) {
+    dl->AddText(ImVec2(name.max.x + 4, name.min.y + 1), pal.dim, slice.c_str());
+  } else if (widest - prefix <= w) {
+    dl->AddText(ImVec2(area.min.x, y), pal.dim, (widest <= w ? slice : slice.substr(5)).c_str());
+    y += line + 2;
+  }
+  const int sent = exchange ? p.KvOwner(device, s.info.ring_step) : -1;
+  const std::string held =
+      done       ? FitText({"all keys seen", "done"}, w - 10)
+      : exchange ? FitText({Sprintf("got K/V of device %d, sent %d's", d.kv_owner, sent),
+                            Sprintf("got K/V %d, sent %d", d.kv_owner, sent), Sprintf("← K/V %d", d.kv_owner)},
+                           w - 10)
+      : block    ? FitText({Sprintf("K/V of device %d", d.kv_owner), Sprintf("K/V %d", d.kv_owner)}, w - 10)
+                 : std::string();
+  ScreenRect held_chip = Rect(area.min.x, y, 0, line + 2);
+  if (!held.empty()) held_chip = DrawChip(dl, ImVec2(area.min.x, y), done ? device : d.kv_owner, held);
+  const ScreenRect header = Rect(area.min.x, area.min.y, w, held_chip.max.y - area.min.y);
   if (HitArea(Sprintf("ring-device-%d", device).c_str(), header)) hovered = {ExplainRingDevice(m, device), true};
 
-  // The block and the running state side by side, as tall as the column allows: S with m~ (attend), P~ with ℓ~
-  // (merge), or O with ℓ (done), nothing on chip during an exchange; then a column per running quantity.
+  // The block (S with m~ at attend, P~ with ℓ~ at merge, O = O/ℓ when done, nothing on chip during an exchange),
+  // a column per running quantity, and the running O: in a row when the column is wide (P = 2 at 1920), else the O
+  // under the other two; whichever gives the larger cells.
   const float top = header.max.y + 6;
   const std::vector<StatColumn> columns = StatColumns(s.info.phase);
-  const bool done = s.info.phase == RingPhase::kDone;
   const bool show_p = s.info.phase == RingPhase::kMerge && !d.p.empty();
   const int block_cols = done ? p.d : std::max(d.keys, 1);
   const float gap = std::floor(6.0f * ui.appearance.ui_scale);
-  // The running O under them (not at done, where the block is O itself): half the height each.
-  const float height = done ? area.max.y - top - line - 2 : std::floor((area.max.y - top) / 2 - line - 4);
-  const float share = (static_cast<float>(block_cols) + 2.0f) /
-                      (static_cast<float>(block_cols) + 2.0f + static_cast<float>(columns.size()) + 0.3f);
-  const float block_w = std::floor((area.width() - gap) * share);
-  const ScreenRect block_area = Rect(area.min.x, top, block_w, height);
+  const float rows = static_cast<float>(std::max(d.rows, 1));
+  const float first_cols = static_cast<float>(block_cols) + (done ? 0.3f : 2.0f);  // the block and its row bars
+  const float stat_cols = static_cast<float>(columns.size()) + 0.3f;
+  const float o_cols = done ? 0.0f : static_cast<float>(p.d) + 0.3f;
+  const float full_h = area.max.y - top - line - 2;
+  const float side_cell = std::min((w - 2 * gap) / (first_cols + stat_cols + o_cols), full_h / rows);
+  const float stacked_cell =
+      std::min((w - gap) / (first_cols + stat_cols), (done ? full_h : full_h / 2 - line - 4) / rows);
+  const bool side_by_side = !done && side_cell > stacked_cell;
+  const float cell = std::floor(side_by_side ? side_cell : stacked_cell);
+  const float block_w = std::floor(cell * first_cols);
+  const ScreenRect block_area = Rect(area.min.x, top, block_w, cell * rows);
   ScreenRect grid;
   if (done) {
     grid = DrawNumberGrid(
         Sprintf("ring-o-%d", device).c_str(), ui, block_area, d.rows, p.d, d.o.empty() ? nullptr : &d.o,
         ColorScale::Symmetric(m.ring_abs_max()), nullptr, "",  // ℓ is in the running state beside it
         [&](int r, int e) { return ExplainRingOutput(m, device, r, e); }, nullptr, "", v, hovered, -1);
-    DrawMathText(dl, ImVec2(grid.min.x, grid.max.y + 1), pal.dim, "O = O/ℓ");
+    DrawCaption(dl, ImVec2(grid.min.x, grid.max.y + 1), block_w, {"O = O/ℓ", "O"});
   } else {
-    const std::vector<double>* values = !block ? nullptr : show_p ? &d.p : &d.s;
+    // P~ with its masked entries as "no value" (grey, as in S), not as the zero it holds.
+    std::vector<double> shown;
+    if (show_p) {
+      shown = d.p;
+      for (std::size_t k = 0; k < shown.size(); ++k)
+        if (std::isinf(d.s[k])) shown[k] = std::nan("");
+    }
+    const std::vector<double>* values = !block ? nullptr : show_p ? &shown : &d.s;
     const std::vector<double>* stat = !block ? nullptr : show_p ? &d.block_l : &d.block_m;
-    const char* empty = s.info.phase == RingPhase::kExchange ? "K/V in flight" : "no work";
+    const char* empty = exchange ? "K/V in flight" : "no work";
     grid = DrawNumberGrid(
         Sprintf("ring-block-%d", device).c_str(), ui, block_area, d.rows, block_cols, values,
         show_p ? ColorScale::Unit() : ColorScale::Symmetric(values ? FiniteAbsMax(*values) : 1.0), stat,
@@ -117,7 +165,28 @@ void DrawDeviceColumn(const Model& m, UiState& ui, int device, const ScreenRect&
         },
         [&](int r) { return show_p ? ExplainRingBlockSum(m, device, r) : ExplainRingBlockMax(m, device, r); }, empty,
         v + 1, hovered, -1);
-    if (block) DrawMathText(dl, ImVec2(grid.min.x, grid.max.y + 1), pal.dim, show_p ? "P~ = exp(S − m~)" : "S");
+    if (block) {
+      // Zigzag: the line between a device's two chunks, rows and keys (each is a run of its own in the sequence).
+      if (p.zigzag() && grid.width() > 0) {
+        const float ry = grid.min.y + grid.height() * static_cast<float>(p.ChunkRows(p.DeviceChunk(device, 0))) / rows;
+        const float cx = grid.min.x + grid.width() * static_cast<float>(p.ChunkRows(p.DeviceChunk(d.kv_owner, 0))) /
+                                          static_cast<float>(block_cols);
+        dl->AddLine(ImVec2(grid.min.x, ry), ImVec2(grid.max.x, ry), pal.heading, 2.0f);
+        dl->AddLine(ImVec2(cx, grid.min.y), ImVec2(cx, grid.max.y), pal.heading, 2.0f);
+      }
+      // A block the mask leaves nothing of: said on it, at attend and at merge alike.
+      if (std::all_of(d.block_m.begin(), d.block_m.end(), [](double x) { return std::isinf(x); })) {
+        const std::string text = FitText({"skipped: every key after these rows", "skipped"}, grid.width() - 4);
+        const ImVec2 size = CalcMathTextSize(text.c_str());
+        const ImVec2 at(grid.min.x + (grid.width() - size.x) / 2, grid.min.y + (grid.height() - size.y) / 2);
+        dl->AddRectFilled(ImVec2(at.x - 3, at.y - 1), ImVec2(at.x + size.x + 3, at.y + size.y + 1),
+                          ImGui::GetColorU32(ImGuiCol_WindowBg, 0.85f), 3.0f);
+        DrawMathText(dl, at, ImGui::GetColorU32(ImGuiCol_Text), text.c_str());
+      }
+      DrawCaption(dl, ImVec2(grid.min.x, grid.max.y + 1), grid.width() + 4,
+                  show_p ? std::initializer_list<std::string>{"P~ = exp(S − m~)", "P~"}
+                         : std::initializer_list<std::string>{"S = scale·QKᵀ", "S"});
+    }
   }
   // The running state, a column per quantity, named under it.
   std::vector<double> table(static_cast<std::size_t>(d.rows) * columns.size(), std::nan(""));
@@ -127,31 +196,33 @@ void DrawDeviceColumn(const Model& m, UiState& ui, int device, const ScreenRect&
     for (int r = 0; r < d.rows; ++r)
       table[static_cast<std::size_t>(r) * columns.size() + c] = values[static_cast<std::size_t>(r)];
   }
-  const float cell = grid.height() / static_cast<float>(std::max(d.rows, 1));
-  // Right after the block's row statistic (its bars take 1.7 cells), or the block itself when it has none.
-  const bool has_stat = !done && block;
-  const float stats_x = std::min(area.min.x + block_w, grid.max.x + (has_stat ? 1.7f * cell : 0.0f)) + gap;
-  const ScreenRect stats_area =
-      Rect(stats_x, top, std::min(area.max.x - stats_x, cell * static_cast<float>(columns.size())), grid.height());
+  const float stats_x = area.min.x + block_w + gap;
   const ScreenRect stats = DrawNumberGrid(
-      Sprintf("ring-stats-%d", device).c_str(), ui, stats_area, d.rows, static_cast<int>(columns.size()), &table,
-      ColorScale::Symmetric(FiniteAbsMax(table)), nullptr, "",
+      Sprintf("ring-stats-%d", device).c_str(), ui,
+      Rect(stats_x, top, cell * static_cast<float>(columns.size()), cell * rows), d.rows,
+      static_cast<int>(columns.size()), &table, ColorScale::Symmetric(FiniteAbsMax(table)), nullptr, "",
       [&](int r, int c) { return columns[static_cast<std::size_t>(c)].explain(m, device, r); }, nullptr, "", v + 2,
       hovered, -1);
   const float stat_cell = stats.width() / static_cast<float>(columns.size());
-  for (std::size_t c = 0; c < columns.size(); ++c) {
+  // Named when the names fit their cells (a narrow column's would run together; the hover names them).
+  const bool named = stat_cell >= CalcMathTextSize("ℓ").x + 3;
+  for (std::size_t c = 0; named && c < columns.size(); ++c) {
     const ImVec2 size = CalcMathTextSize(columns[c].name);
     DrawMathText(dl, ImVec2(stats.min.x + stat_cell * (static_cast<float>(c) + 0.5f) - size.x / 2, stats.max.y + 1),
                  pal.dim, columns[c].name);
   }
   if (done) return;
-  const float o_top = std::max(grid.max.y, stats.max.y) + line + 6;
+  const ScreenRect o_area = side_by_side
+                                ? Rect(stats.max.x + gap, top, area.max.x - stats.max.x - gap, cell * rows)
+                                : Rect(area.min.x, std::max(grid.max.y, stats.max.y) + line + 6, w, cell * rows);
   const ScreenRect o_grid = DrawNumberGrid(
-      Sprintf("ring-running-o-%d", device).c_str(), ui, Rect(area.min.x, o_top, block_w, area.max.y - o_top - line - 2),
-      d.rows, p.d, d.o.empty() ? nullptr : &d.o, ColorScale::Symmetric(std::max(FiniteAbsMax(d.o), 1e-12)), nullptr, "",
+      Sprintf("ring-running-o-%d", device).c_str(), ui, o_area, d.rows, p.d, d.o.empty() ? nullptr : &d.o,
+      ColorScale::Symmetric(std::max(FiniteAbsMax(d.o), 1e-12)), nullptr, "",
       [&](int r, int e) { return ExplainRingOutput(m, device, r, e); }, nullptr, "", v + 3, hovered, -1);
-  DrawMathText(dl, ImVec2(o_grid.min.x, o_grid.max.y + 1), pal.dim,
-               s.info.phase == RingPhase::kMerge ? "O = αO + β·P~V (unnormalized)" : "O (running, unnormalized)");
+  DrawCaption(dl, ImVec2(o_grid.min.x, o_grid.max.y + 1), side_by_side ? area.max.x - o_grid.min.x : w,
+              s.info.phase == RingPhase::kMerge
+                  ? std::initializer_list<std::string>{"O = αO + β·P~V (unnormalized)", "O = αO + β·P~V", "O"}
+                  : std::initializer_list<std::string>{"O (running, unnormalized)", "O (running)", "O"});
 }
 
 // The sequence as a strip of its chunks, each in the colour of the device that holds it.
@@ -165,9 +236,9 @@ float DrawSequence(const Model& m, const ScreenRect& area, Hovered& hovered) {
     const int owner = p.OwnerOfRow(p.ChunkBegin(c));
     const ScreenRect r = Rect(x0, area.min.y, std::max(x1 - x0 - 1, 1.0f), h);
     dl->AddRectFilled(r.min, r.max, DeviceColor(owner, 0.8f));
-    const std::string label = Sprintf("%d", owner);
+    const std::string label = FitText({Sprintf("device %d", owner), Sprintf("d%d", owner)}, r.width() - 4);
     const ImVec2 size = ImGui::CalcTextSize(label.c_str());
-    if (size.x + 4 < r.width())
+    if (!label.empty())
       dl->AddText(ImVec2(r.min.x + (r.width() - size.x) / 2, r.min.y + 2), ContrastingText(DeviceColor(owner)),
                   label.c_str());
     if (HitArea(Sprintf("ring-chunk-%d", c).c_str(), r)) {
@@ -193,6 +264,12 @@ void DrawRing(const Model& m, const UiState& ui, const std::vector<ScreenRect>& 
   const Palette& pal = GetPalette();
   const bool exchange = s.info.phase == RingPhase::kExchange;
   const float t = exchange ? static_cast<float>(TransitionEase(ui)) : 1.0f;
+  if (s.info.phase == RingPhase::kDone) {  // nothing travels any more
+    const std::string text = "every K/V has visited every device: no exchange after the last ring step";
+    const float x = columns.front().min.x;
+    DrawMathText(dl, ImVec2(x, y + (h - ImGui::GetTextLineHeight()) / 2), pal.dim, text.c_str());
+    return;
+  }
   std::vector<ImVec2> centre;
   for (int dev = 0; dev < p.devices; ++dev) {
     const ScreenRect& c = columns[static_cast<std::size_t>(dev)];
@@ -212,6 +289,13 @@ void DrawRing(const Model& m, const UiState& ui, const std::vector<ScreenRect>& 
     dl->AddLine(ImVec2(x0, arrow_y), ImVec2(x1, arrow_y), exchange ? pal.cursor : pal.dim, exchange ? 2.5f : 1.5f);
     dl->AddTriangleFilled(ImVec2(x1, arrow_y), ImVec2(x1 - 7, arrow_y - 4), ImVec2(x1 - 7, arrow_y + 4),
                           exchange ? pal.cursor : pal.dim);
+    if (exchange) {  // what travels on this link: the K/V device `dev` held at this ring step
+      const std::string what = FitText({Sprintf("sends K/V %d", p.KvOwner(dev, s.info.ring_step)),
+                                        Sprintf("K/V %d", p.KvOwner(dev, s.info.ring_step))},
+                                       x1 - x0 - 12);
+      const ImVec2 size = ImGui::CalcTextSize(what.c_str());
+      dl->AddText(ImVec2((x0 + x1 - size.x) / 2, arrow_y - size.y - 2), pal.cursor, what.c_str());
+    }
   }
   const float wrap_y = y + h + 5;
   dl->AddLine(ImVec2(centre.back().x, y + h), ImVec2(centre.back().x, wrap_y), pal.dim, 1.5f);
@@ -245,7 +329,8 @@ void DrawCostTimeline(const Model& m, const ScreenRect& area, const std::string&
   const RingState& s = m.ring_state();
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const Palette& pal = GetPalette();
-  const float label_w = ImGui::CalcTextSize("device 00 ").x;
+  const bool short_labels = area.width() < 700 || p.devices > 6;
+  const float label_w = ImGui::CalcTextSize(short_labels ? "d00 " : "device 00 ").x;
   const float axis_h = ImGui::GetTextLineHeight() + 2;
   const ScreenRect plot = Rect(area.min.x + label_w, area.min.y, area.width() - label_w, area.height() - axis_h);
   if (plot.width() < 20 || plot.height() < 6 || t.overlapped_seconds <= 0) return;
@@ -269,14 +354,14 @@ void DrawCostTimeline(const Model& m, const ScreenRect& area, const std::string&
   const float bar = std::max(2.0f, std::floor(lane * 0.36f));
   for (int dev = 0; dev < p.devices; ++dev) {
     const float y = plot.min.y + lane * static_cast<float>(dev);
-    if (lane >= ImGui::GetTextLineHeight() * 0.8f)
-      dl->AddText(ImVec2(area.min.x, y + (lane - ImGui::GetTextLineHeight()) / 2), pal.dim,
-                  Sprintf("device %d", dev).c_str());
+    dl->AddText(ImVec2(area.min.x, y + (lane - ImGui::GetTextLineHeight()) / 2), DeviceColor(dev),
+                Sprintf(short_labels ? "d%d" : "device %d", dev).c_str());
     for (int step = 0; step < p.devices; ++step) {
       const RingWork& w = m.ring_work()[static_cast<std::size_t>(step) * p.devices + dev];
       const double begin = t.step_begin[static_cast<std::size_t>(step)];
+      // Compute at least 3 px wide, so that a link-bound ring still shows it.
       const ScreenRect compute =
-          Rect(x_of(begin), y + lane * 0.1f, std::max(x_of(begin + w.ComputeSeconds(p)) - x_of(begin) - 1, 1.0f), bar);
+          Rect(x_of(begin), y + lane * 0.1f, std::max(x_of(begin + w.ComputeSeconds(p)) - x_of(begin) - 1, 3.0f), bar);
       const ScreenRect link =
           Rect(x_of(begin), compute.max.y + 1, std::max(x_of(begin + w.LinkSeconds(p)) - x_of(begin) - 1, 1.0f), bar);
       if (w.score_entries > 0) dl->AddRectFilled(compute.min, compute.max, DeviceColor(dev));
@@ -338,7 +423,10 @@ void DrawRingStepPanel(const Model& model, UiState& ui) {
 
   // The devices: three fifths of the height; then the sequence, the ring and the cost model's timeline.
   const float devices_top = whole.min.y + title_h;
-  const float lower_h = std::floor(std::max(whole.height() * 0.36f, 5 * line + 60));
+  // The lower band: the sequence, the ring, the timeline's title and legend, and a lane of at least a text line per
+  // device in the timeline.
+  const float lower_h = std::floor(
+      std::max(whole.height() * 0.36f, (0.85f * static_cast<float>(p.devices) + 6.5f) * line + 46 + title_h));
   const float devices_h = whole.max.y - devices_top - lower_h - gap;
   const float col_gap = std::floor(8.0f * ui.appearance.ui_scale);
   const float col_w =
@@ -362,12 +450,18 @@ void DrawRingStepPanel(const Model& model, UiState& ui) {
   const int chunk_rows = p.n / p.chunks();
   const std::string pace =
       chunk_rows < RingOverlapChunkRows(p)
-          ? Sprintf("link-bound: chunks of %d rows; the exchange hides behind the compute from about %.0f", chunk_rows,
-                    RingOverlapChunkRows(p))
-          : Sprintf("compute-bound: chunks of %d rows hide the exchange", chunk_rows);
+          ? FitText({Sprintf("link-bound: chunks of %d rows; the exchange hides behind the compute from about %.0f "
+                             "rows a chunk",
+                             chunk_rows, RingOverlapChunkRows(p)),
+                     Sprintf("link-bound: %d rows a chunk, hidden from %.0f", chunk_rows, RingOverlapChunkRows(p)),
+                     std::string("link-bound")},
+                    whole.width() * 0.6f)
+          : FitText({Sprintf("compute-bound: chunks of %d rows hide the exchange", chunk_rows),
+                     std::string("compute-bound")},
+                    whole.width() * 0.6f);
   ImGui::SetCursorScreenPos(ImVec2(whole.min.x, y));
   SectionTitle(
-      FittingTitle(Sprintf("Cost model: the ring %s (%s without overlap), one device %s: %.2f×",
+      FittingTitle(Sprintf("Cost model: the ring %s (%s without overlap), one device %s: speed-up %.2f×",
                            HumanSeconds(t.overlapped_seconds).c_str(), HumanSeconds(t.serial_seconds).c_str(),
                            HumanSeconds(t.single_device_seconds).c_str(),
                            t.single_device_seconds / std::max(t.overlapped_seconds, 1e-300))
@@ -382,6 +476,27 @@ void DrawRingStepPanel(const Model& model, UiState& ui) {
               p.device_tflops, p.link_gbps, RingOverlapChunkRows(p))
           .c_str());
   y += title_h;
+  // The legend: which bar is which.
+  {
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    const float box = std::floor(line * 0.7f);
+    float x = whole.min.x;
+    dl->AddRectFilled(ImVec2(x, y + (line - box) / 2), ImVec2(x + 2 * box, y + (line + box) / 2), DeviceColor(0));
+    x += 2 * box + 4;
+    const char* compute = "compute (attend, merge)";
+    dl->AddText(ImVec2(x, y), GetPalette().dim, compute);
+    x += ImGui::CalcTextSize(compute).x + 16;
+    dl->AddRectFilled(ImVec2(x, y + (line - box) / 2), ImVec2(x + 2 * box, y + (line + box) / 2),
+                      DeviceColor(1, 0.45f));
+    dl->AddRect(ImVec2(x, y + (line - box) / 2), ImVec2(x + 2 * box, y + (line + box) / 2), DeviceColor(1));
+    x += 2 * box + 4;
+    const std::string exchange_text =
+        FitText({"exchange beside it, in the colour of the K/V it sends; a ring step lasts as long as its longest bar",
+                 "exchange beside it, in the colour of the K/V it sends", "exchange beside it"},
+                whole.max.x - x);
+    dl->AddText(ImVec2(x, y), GetPalette().dim, exchange_text.c_str());
+    y += line + 4;
+  }
   DrawCostTimeline(model, Rect(whole.min.x, y, whole.width(), whole.max.y - y), pace, hovered);
 
   areas.left = Rect(whole.min.x, devices_top, whole.width(), devices_h);
