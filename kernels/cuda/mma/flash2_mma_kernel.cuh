@@ -3,7 +3,8 @@
 //
 // [SECTION] index
 //   1. PTX wrappers: cp.async, ldmatrix, mma.sync, ex2
-//   2. Flags and traits: tile sizes, shared-memory layout, the XOR swizzle
+//   2. Flags and traits: tile sizes, shared-memory layout, the XOR swizzle; one warp's S_ij, rescale and P̃_ij V_j
+//      (ring_attend, kernels/cuda/ring, shares them)
 //   3. The kernel: per Q tile i, loop over K_j/V_j; S_ij, online softmax and O_i in registers
 //   4. Host launch: options word → flags → one of 2^kFlagCount kernels
 //
@@ -37,11 +38,14 @@ namespace flashviz::cuda::mma_detail {
 
 // 16-byte global → shared copy that bypasses L1 (.cg); src_bytes = 0 writes 16 zero bytes (rows past N).
 __device__ __forceinline__ void CopyAsync16(std::uint32_t shared_dst, const void* global_src, int src_bytes) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(shared_dst), "l"(global_src),
-               "r"(src_bytes));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(shared_dst), "l"(global_src), "r"(src_bytes));
 }
-__device__ __forceinline__ void CopyAsyncCommit() { asm volatile("cp.async.commit_group;\n" ::); }
-__device__ __forceinline__ void CopyAsyncWaitAll() { asm volatile("cp.async.wait_group 0;\n" ::: "memory"); }
+__device__ __forceinline__ void CopyAsyncCommit() {
+  asm volatile("cp.async.commit_group;\n" ::);
+}
+__device__ __forceinline__ void CopyAsyncWaitAll() {
+  asm volatile("cp.async.wait_group 0;\n" ::: "memory");
+}
 
 using device::LoadMatrixX4;
 using device::LoadMatrixX4Trans;
@@ -64,12 +68,12 @@ __device__ __forceinline__ float Exp2(float x) {
 // ConfigFor below): every combination is a kernel of its own, so a switched-off optimization costs nothing
 // at run time and its gain is measured on exactly the code that ships.
 enum Flash2MmaFlag : unsigned {
-  kFlagSwizzle = 1u << 0,        // XOR-swizzled shared-memory tiles
-  kFlagPipeline = 1u << 1,       // two K/V buffers, cp.async of tile j+1 under the work on tile j
-  kFlagPInRegisters = 1u << 2,   // P̃_ij reused from the S accumulators as the A operand of P̃_ij V_j
-  kFlagQInRegisters = 1u << 3,   // Q_i's A fragments loaded once, kept in registers for the whole loop
-  kFlagTwoMTiles = 1u << 4,      // each warp owns 32 rows (two m16 tiles: every K_j/V_j fragment feeds 4 mma)
-  kFlagLazyRescale = 1u << 5,    // O_i ← α·O_i skipped when no row max of the warp moved (α = 1 exactly)
+  kFlagSwizzle = 1u << 0,       // XOR-swizzled shared-memory tiles
+  kFlagPipeline = 1u << 1,      // two K/V buffers, cp.async of tile j+1 under the work on tile j
+  kFlagPInRegisters = 1u << 2,  // P̃_ij reused from the S accumulators as the A operand of P̃_ij V_j
+  kFlagQInRegisters = 1u << 3,  // Q_i's A fragments loaded once, kept in registers for the whole loop
+  kFlagTwoMTiles = 1u << 4,     // each warp owns 32 rows (two m16 tiles: every K_j/V_j fragment feeds 4 mma)
+  kFlagLazyRescale = 1u << 5,   // O_i ← α·O_i skipped when no row max of the warp moved (α = 1 exactly)
 };
 inline constexpr unsigned kFlagCount = 6;
 
@@ -77,10 +81,10 @@ template <int kD, unsigned kFlags, int kKeysPerTile = 64>
 struct Flash2MmaTraits {
   static constexpr int kMTiles = (kFlags & kFlagTwoMTiles) ? 2 : 1;  // m16 tiles per warp
   static constexpr int kRowsPerWarp = 16 * kMTiles;
-  static constexpr int kBr = 128;                // B_r: rows of Q_i per block
+  static constexpr int kBr = 128;  // B_r: rows of Q_i per block
   static constexpr int kWarps = kBr / kRowsPerWarp;
   static constexpr int kThreads = kWarps * 32;
-  static constexpr int kBc = kKeysPerTile;       // B_c: keys per K_j/V_j tile (64; 32 with the narrow-tile trial)
+  static constexpr int kBc = kKeysPerTile;  // B_c: keys per K_j/V_j tile (64; 32 with the narrow-tile trial)
   // P̃ through shared memory is laid out as rows of 8 swizzled 16-byte chunks (B_c = 64 keys of 16 bits).
   static_assert(kBc == 64 || (kFlags & kFlagPInRegisters), "P̃ in shared memory needs B_c = 64");
   static_assert(kBc % 16 == 0, "P̃'s A fragments take the keys 16 at a time");
@@ -93,8 +97,7 @@ struct Flash2MmaTraits {
   // Blocks per multiprocessor the registers are budgeted for (__launch_bounds__). 8 warps × 2 blocks → at most
   // 128 registers a thread; d = 128 with 16 rows a warp and Q_i in registers needs ~230 (64 O + 32 S + 32 Q and
   // the K fragments in flight), so that one runs a single block. 4 warps × 2 blocks → at most 255.
-  static constexpr int kMinBlocksPerSm =
-      (kMTiles == 1 && kD == 128 && (kFlags & kFlagQInRegisters)) ? 1 : 2;
+  static constexpr int kMinBlocksPerSm = (kMTiles == 1 && kD == 128 && (kFlags & kFlagQInRegisters)) ? 1 : 2;
 };
 
 // Byte offset of 16-byte chunk `chunk` of row `row` in a tile of kChunksPerRow chunks per row. With the
@@ -141,10 +144,87 @@ __device__ __forceinline__ void LoadTileAsync(std::uint32_t shared_tile, const T
   }
 }
 
+// One warp's S_ij = Q_i K_jᵀ for its kM·16 rows: kM × kSTiles tiles of 16×8, fp32. Each K_j fragment feeds kM·2
+// mma. Q_i's A fragments come from registers (kQInRegisters: loaded once per Q tile) or from shared memory.
+template <typename T, int kM, int kSTiles, int kKSteps, int kRowBytes, bool kSwizzle, bool kQInRegisters, int kQSlots>
+__device__ __forceinline__ void WarpScores(float (&s)[kM][kSTiles][4],
+                                           const std::uint32_t (&q_fragment)[kM][kQSlots][4], std::uint32_t q_lane,
+                                           std::uint32_t stage_k_lane) {
+#pragma unroll
+  for (int mi = 0; mi < kM; ++mi)
+#pragma unroll
+    for (int t = 0; t < kSTiles; ++t) s[mi][t][0] = s[mi][t][1] = s[mi][t][2] = s[mi][t][3] = 0.0f;
+#pragma unroll
+  for (int ks = 0; ks < kKSteps; ++ks) {
+    std::uint32_t a[kM][4];
+#pragma unroll
+    for (int mi = 0; mi < kM; ++mi) {
+      if constexpr (kQInRegisters) {
+#pragma unroll
+        for (int r = 0; r < 4; ++r) a[mi][r] = q_fragment[mi][ks][r];
+      } else {
+        LoadMatrixX4(a[mi], ChunkAddress<kSwizzle>(q_lane, ks * 32) + mi * 16 * kRowBytes);
+      }
+    }
+#pragma unroll
+    for (int kp = 0; kp < kSTiles / 2; ++kp) {
+      std::uint32_t b[4];
+      LoadMatrixX4(b, ChunkAddress<kSwizzle>(stage_k_lane, ks * 32) + kp * 16 * kRowBytes);
+#pragma unroll
+      for (int mi = 0; mi < kM; ++mi) {
+        MmaM16N8K16<T>(s[mi][2 * kp], a[mi], b[0], b[1]);
+        MmaM16N8K16<T>(s[mi][2 * kp + 1], a[mi], b[2], b[3]);
+      }
+    }
+  }
+}
+
+// O_i ← diag(α) O_i for one warp's rows (rows g and g + 8 of each m16 tile: α[mi][0] and α[mi][1]).
+template <int kM, int kOTiles>
+__device__ __forceinline__ void RescaleRows(float (&o_acc)[kM][kOTiles][4], const float (&alpha)[kM][2]) {
+#pragma unroll
+  for (int mi = 0; mi < kM; ++mi)
+#pragma unroll
+    for (int t = 0; t < kOTiles; ++t) {
+      o_acc[mi][t][0] *= alpha[mi][0];
+      o_acc[mi][t][1] *= alpha[mi][0];
+      o_acc[mi][t][2] *= alpha[mi][1];
+      o_acc[mi][t][3] *= alpha[mi][1];
+    }
+}
+
+// The A fragment of P̃_ij V_j's k-step u (keys 16u..16u+15) from registers: S tiles 2u and 2u+1, repacked (the
+// fragment layouts above: two C tiles side by side are one A fragment).
+template <typename T, int kM, int kSTiles>
+__device__ __forceinline__ void PackProbabilities(std::uint32_t (&p)[kM][4], const float (&s)[kM][kSTiles][4], int u) {
+#pragma unroll
+  for (int mi = 0; mi < kM; ++mi) {
+    p[mi][0] = PackPair<T>(s[mi][2 * u][0], s[mi][2 * u][1]);
+    p[mi][1] = PackPair<T>(s[mi][2 * u][2], s[mi][2 * u][3]);
+    p[mi][2] = PackPair<T>(s[mi][2 * u + 1][0], s[mi][2 * u + 1][1]);
+    p[mi][3] = PackPair<T>(s[mi][2 * u + 1][2], s[mi][2 * u + 1][3]);
+  }
+}
+
+// O_i += P̃ V_j for k-step u: V_j's rows 16u..16u+15 (stored key-major, read transposed) against the A fragments p.
+template <typename T, int kM, int kOTiles, int kRowBytes, bool kSwizzle>
+__device__ __forceinline__ void AccumulateOutput(float (&o_acc)[kM][kOTiles][4], const std::uint32_t (&p)[kM][4],
+                                                 std::uint32_t stage_v_lane, int u) {
+#pragma unroll
+  for (int dp = 0; dp < kOTiles / 2; ++dp) {
+    std::uint32_t b[4];
+    LoadMatrixX4Trans(b, ChunkAddress<kSwizzle>(stage_v_lane, dp * 32) + u * 16 * kRowBytes);
+#pragma unroll
+    for (int mi = 0; mi < kM; ++mi) {
+      MmaM16N8K16<T>(o_acc[mi][2 * dp], p[mi], b[0], b[1]);
+      MmaM16N8K16<T>(o_acc[mi][2 * dp + 1], p[mi], b[2], b[3]);
+    }
+  }
+}
+
 // ---------------------------------------------------------------------------------------------------------
 // [SECTION] 3. The kernel
 // ---------------------------------------------------------------------------------------------------------
-
 
 template <typename T>
 struct Flash2MmaParams {
@@ -176,10 +256,10 @@ __global__ void __launch_bounds__(Flash2MmaTraits<kD, kFlags, kKeysPerTile>::kTh
   constexpr bool kLazyRescale = (kFlags & kFlagLazyRescale) != 0;
   constexpr int kM = Traits::kMTiles, kRowsPerWarp = Traits::kRowsPerWarp;
   constexpr int kBr = Traits::kBr, kBc = Traits::kBc, kThreads = Traits::kThreads;
-  constexpr int kKSteps = kD / 16;        // k-steps of S_ij = Q_i K_jᵀ (over d)
-  constexpr int kSTiles = kBc / 8;        // n8 tiles of S_ij per m16 tile
-  constexpr int kPVSteps = kBc / 16;      // k-steps of P̃_ij V_j (over keys)
-  constexpr int kOTiles = kD / 8;         // n8 tiles of O_i per m16 tile
+  constexpr int kKSteps = kD / 16;                      // k-steps of S_ij = Q_i K_jᵀ (over d)
+  constexpr int kSTiles = kBc / 8;                      // n8 tiles of S_ij per m16 tile
+  constexpr int kPVSteps = kBc / 16;                    // k-steps of P̃_ij V_j (over keys)
+  constexpr int kOTiles = kD / 8;                       // n8 tiles of O_i per m16 tile
   constexpr int kQSlots = kQInRegisters ? kKSteps : 1;  // a one-slot placeholder when Q_i stays in shared memory
 
   extern __shared__ __align__(1024) unsigned char shared[];  // 1024: see ChunkAddress
@@ -193,8 +273,8 @@ __global__ void __launch_bounds__(Flash2MmaTraits<kD, kFlags, kKeysPerTile>::kTh
   const int thread = threadIdx.x, warp = thread / 32, lane = thread % 32;
   const int n = params.n;
   const int q_tile = params.causal ? static_cast<int>(gridDim.x - 1 - blockIdx.x) : static_cast<int>(blockIdx.x);
-  const int q_row0 = q_tile * kBr;                    // first row of Q_i
-  const int warp_row0 = q_row0 + warp * kRowsPerWarp; // first row this warp owns
+  const int q_row0 = q_tile * kBr;                     // first row of Q_i
+  const int warp_row0 = q_row0 + warp * kRowsPerWarp;  // first row this warp owns
   const std::size_t head = static_cast<std::size_t>(blockIdx.y) * n * kD;
   const T* q_head = params.q + head;
   const T* k_head = params.k + head;
@@ -209,8 +289,8 @@ __global__ void __launch_bounds__(Flash2MmaTraits<kD, kFlags, kKeysPerTile>::kTh
   const int kv_tiles = last_key / kBc + 1;
 
   // Q_i, K_0, V_0 in one cp.async group.
-  LoadTileAsync<kD, kBr, kThreads, kSwizzle>(shared_q, q_head + static_cast<std::size_t>(q_row0) * kD,
-                                              n - q_row0, thread);
+  LoadTileAsync<kD, kBr, kThreads, kSwizzle>(shared_q, q_head + static_cast<std::size_t>(q_row0) * kD, n - q_row0,
+                                             thread);
   LoadTileAsync<kD, kBc, kThreads, kSwizzle>(shared_k, k_head, n, thread);
   LoadTileAsync<kD, kBc, kThreads, kSwizzle>(shared_v, v_head, n, thread);
   CopyAsyncCommit();
@@ -260,9 +340,9 @@ __global__ void __launch_bounds__(Flash2MmaTraits<kD, kFlags, kKeysPerTile>::kTh
       if (j > 0) {
         __syncthreads();  // every warp is done with K_{j−1}, V_{j−1}: the one buffer may be overwritten
         LoadTileAsync<kD, kBc, kThreads, kSwizzle>(shared_k, k_head + static_cast<std::size_t>(kv_col0) * kD,
-                                                    n - kv_col0, thread);
+                                                   n - kv_col0, thread);
         LoadTileAsync<kD, kBc, kThreads, kSwizzle>(shared_v, v_head + static_cast<std::size_t>(kv_col0) * kD,
-                                                    n - kv_col0, thread);
+                                                   n - kv_col0, thread);
         CopyAsyncCommit();
       }
     }
@@ -275,11 +355,11 @@ __global__ void __launch_bounds__(Flash2MmaTraits<kD, kFlags, kKeysPerTile>::kTh
         const int next_col0 = kv_col0 + kBc;
         const int next = (j + 1) & 1;
         LoadTileAsync<kD, kBc, kThreads, kSwizzle>(shared_k + next * Traits::kKVTileBytes,
-                                                    k_head + static_cast<std::size_t>(next_col0) * kD,
-                                                    n - next_col0, thread);
+                                                   k_head + static_cast<std::size_t>(next_col0) * kD, n - next_col0,
+                                                   thread);
         LoadTileAsync<kD, kBc, kThreads, kSwizzle>(shared_v + next * Traits::kKVTileBytes,
-                                                    v_head + static_cast<std::size_t>(next_col0) * kD,
-                                                    n - next_col0, thread);
+                                                   v_head + static_cast<std::size_t>(next_col0) * kD, n - next_col0,
+                                                   thread);
         CopyAsyncCommit();
       }
     }
@@ -298,35 +378,9 @@ __global__ void __launch_bounds__(Flash2MmaTraits<kD, kFlags, kKeysPerTile>::kTh
     const std::uint32_t stage_k_lane = k_lane + stage * Traits::kKVTileBytes;
     const std::uint32_t stage_v_lane = v_lane + stage * Traits::kKVTileBytes;
 
-    // S_ij = Q_i K_jᵀ for this warp's rows: kM × kSTiles tiles of 16×8, fp32. Each K_j fragment feeds kM·2 mma.
+    // S_ij = Q_i K_jᵀ for this warp's rows: kM × kSTiles tiles of 16×8, fp32.
     float s[kM][kSTiles][4];
-#pragma unroll
-    for (int mi = 0; mi < kM; ++mi)
-#pragma unroll
-      for (int t = 0; t < kSTiles; ++t) s[mi][t][0] = s[mi][t][1] = s[mi][t][2] = s[mi][t][3] = 0.0f;
-#pragma unroll
-    for (int ks = 0; ks < kKSteps; ++ks) {
-      std::uint32_t a[kM][4];
-#pragma unroll
-      for (int mi = 0; mi < kM; ++mi) {
-        if constexpr (kQInRegisters) {
-#pragma unroll
-          for (int r = 0; r < 4; ++r) a[mi][r] = q_fragment[mi][ks][r];
-        } else {
-          LoadMatrixX4(a[mi], ChunkAddress<kSwizzle>(q_lane, ks * 32) + mi * 16 * kRowBytes);
-        }
-      }
-#pragma unroll
-      for (int kp = 0; kp < kSTiles / 2; ++kp) {
-        std::uint32_t b[4];
-        LoadMatrixX4(b, ChunkAddress<kSwizzle>(stage_k_lane, ks * 32) + kp * 16 * kRowBytes);
-#pragma unroll
-        for (int mi = 0; mi < kM; ++mi) {
-          MmaM16N8K16<T>(s[mi][2 * kp], a[mi], b[0], b[1]);
-          MmaM16N8K16<T>(s[mi][2 * kp + 1], a[mi], b[2], b[3]);
-        }
-      }
-    }
+    WarpScores<T, kM, kSTiles, kKSteps, kRowBytes, kSwizzle, kQInRegisters>(s, q_fragment, q_lane, stage_k_lane);
 
     // Mask only where needed: the tile that crosses N, and (causal) tiles that cross this warp's diagonal.
     const bool crosses_n = kv_col0 + kBc > n;
@@ -375,17 +429,7 @@ __global__ void __launch_bounds__(Flash2MmaTraits<kD, kFlags, kKeysPerTile>::kTh
     }
     // O_i ← diag(α) O_i. With the lazy rescale the warp skips it when no row's max moved (every α is exactly 1,
     // so the result is bit-identical); after the first few tiles of random data that is most tiles.
-    if (!kLazyRescale || __any_sync(0xffffffffu, any_max_moved)) {
-#pragma unroll
-      for (int mi = 0; mi < kM; ++mi)
-#pragma unroll
-        for (int t = 0; t < kOTiles; ++t) {
-          o_acc[mi][t][0] *= alpha[mi][0];
-          o_acc[mi][t][1] *= alpha[mi][0];
-          o_acc[mi][t][2] *= alpha[mi][1];
-          o_acc[mi][t][3] *= alpha[mi][1];
-        }
-    }
+    if (!kLazyRescale || __any_sync(0xffffffffu, any_max_moved)) RescaleRows(o_acc, alpha);
 #pragma unroll
     for (int mi = 0; mi < kM; ++mi)
 #pragma unroll
@@ -416,27 +460,14 @@ __global__ void __launch_bounds__(Flash2MmaTraits<kD, kFlags, kKeysPerTile>::kTh
 #pragma unroll
     for (int u = 0; u < kPVSteps; ++u) {
       std::uint32_t p[kM][4];
+      if constexpr (kPInRegisters) {
+        PackProbabilities<T>(p, s, u);
+      } else {
 #pragma unroll
-      for (int mi = 0; mi < kM; ++mi) {
-        if constexpr (kPInRegisters) {
-          p[mi][0] = PackPair<T>(s[mi][2 * u][0], s[mi][2 * u][1]);
-          p[mi][1] = PackPair<T>(s[mi][2 * u][2], s[mi][2 * u][3]);
-          p[mi][2] = PackPair<T>(s[mi][2 * u + 1][0], s[mi][2 * u + 1][1]);
-          p[mi][3] = PackPair<T>(s[mi][2 * u + 1][2], s[mi][2 * u + 1][3]);
-        } else {
+        for (int mi = 0; mi < kM; ++mi)
           LoadMatrixX4(p[mi], ChunkAddress<kSwizzle>(p_load_lane, u * 32) + mi * 16 * kPRowBytes);
-        }
       }
-#pragma unroll
-      for (int dp = 0; dp < kOTiles / 2; ++dp) {
-        std::uint32_t b[4];
-        LoadMatrixX4Trans(b, ChunkAddress<kSwizzle>(stage_v_lane, dp * 32) + u * 16 * kRowBytes);
-#pragma unroll
-        for (int mi = 0; mi < kM; ++mi) {
-          MmaM16N8K16<T>(o_acc[mi][2 * dp], p[mi], b[0], b[1]);
-          MmaM16N8K16<T>(o_acc[mi][2 * dp + 1], p[mi], b[2], b[3]);
-        }
-      }
+      AccumulateOutput<T, kM, kOTiles, kRowBytes, kSwizzle>(o_acc, p, stage_v_lane, u);
     }
   }
 

@@ -234,35 +234,10 @@ __global__ void __launch_bounds__(RingAttendTraits<kD>::kThreads, RingAttendTrai
     const std::uint32_t stage_k_lane = k_lane + stage * Traits::kKVTileBytes;
     const std::uint32_t stage_v_lane = v_lane + stage * Traits::kKVTileBytes;
 
-    // S_ij = Q_i K_jᵀ (raw, unscaled), kM × kSTiles tiles of 16×8 in fp32.
+    // S_ij = Q_i K_jᵀ (raw, unscaled), kM × kSTiles tiles of 16×8 in fp32 (flash2_mma's warp step).
     float s[kM][kSTiles][4];
-#pragma unroll
-    for (int mi = 0; mi < kM; ++mi)
-#pragma unroll
-      for (int st = 0; st < kSTiles; ++st) s[mi][st][0] = s[mi][st][1] = s[mi][st][2] = s[mi][st][3] = 0.0f;
-#pragma unroll
-    for (int ks = 0; ks < kKSteps; ++ks) {
-      std::uint32_t a[kM][4];
-#pragma unroll
-      for (int mi = 0; mi < kM; ++mi) {
-        if constexpr (kQInRegisters) {
-#pragma unroll
-          for (int r = 0; r < 4; ++r) a[mi][r] = q_fragment[mi][ks][r];
-        } else {
-          LoadMatrixX4(a[mi], ChunkAddress<kSwizzle>(q_lane, ks * 32) + mi * 16 * kRowBytes);
-        }
-      }
-#pragma unroll
-      for (int kp = 0; kp < kSTiles / 2; ++kp) {
-        std::uint32_t b[4];
-        LoadMatrixX4(b, ChunkAddress<kSwizzle>(stage_k_lane, ks * 32) + kp * 16 * kRowBytes);
-#pragma unroll
-        for (int mi = 0; mi < kM; ++mi) {
-          MmaM16N8K16<T>(s[mi][2 * kp], a[mi], b[0], b[1]);
-          MmaM16N8K16<T>(s[mi][2 * kp + 1], a[mi], b[2], b[3]);
-        }
-      }
-    }
+    mma_detail::WarpScores<T, kM, kSTiles, kKSteps, kRowBytes, kSwizzle, kQInRegisters>(s, q_fragment, q_lane,
+                                                                                        stage_k_lane);
 
     // Mask only where needed: keys past the segment's end (zero-filled, not keys), and (causal) a tile that crosses
     // this warp's diagonal, by global indices: key > query is masked.
@@ -310,15 +285,7 @@ __global__ void __launch_bounds__(RingAttendTraits<kD>::kThreads, RingAttendTrai
         row_sum[mi][r] *= alpha[mi][r];
       }
     }
-#pragma unroll
-    for (int mi = 0; mi < kM; ++mi)
-#pragma unroll
-      for (int ot = 0; ot < kOTiles; ++ot) {
-        o_acc[mi][ot][0] *= alpha[mi][0];
-        o_acc[mi][ot][1] *= alpha[mi][0];
-        o_acc[mi][ot][2] *= alpha[mi][1];
-        o_acc[mi][ot][3] *= alpha[mi][1];
-      }
+    mma_detail::RescaleRows(o_acc, alpha);
 #pragma unroll
     for (int mi = 0; mi < kM; ++mi)
 #pragma unroll
@@ -333,23 +300,8 @@ __global__ void __launch_bounds__(RingAttendTraits<kD>::kThreads, RingAttendTrai
 #pragma unroll
     for (int u = 0; u < kPVSteps; ++u) {
       std::uint32_t p[kM][4];
-#pragma unroll
-      for (int mi = 0; mi < kM; ++mi) {
-        p[mi][0] = PackPair<T>(s[mi][2 * u][0], s[mi][2 * u][1]);
-        p[mi][1] = PackPair<T>(s[mi][2 * u][2], s[mi][2 * u][3]);
-        p[mi][2] = PackPair<T>(s[mi][2 * u + 1][0], s[mi][2 * u + 1][1]);
-        p[mi][3] = PackPair<T>(s[mi][2 * u + 1][2], s[mi][2 * u + 1][3]);
-      }
-#pragma unroll
-      for (int dp = 0; dp < kOTiles / 2; ++dp) {
-        std::uint32_t b[4];
-        LoadMatrixX4Trans(b, ChunkAddress<kSwizzle>(stage_v_lane, dp * 32) + u * 16 * kRowBytes);
-#pragma unroll
-        for (int mi = 0; mi < kM; ++mi) {
-          MmaM16N8K16<T>(o_acc[mi][2 * dp], p[mi], b[0], b[1]);
-          MmaM16N8K16<T>(o_acc[mi][2 * dp + 1], p[mi], b[2], b[3]);
-        }
-      }
+      mma_detail::PackProbabilities<T>(p, s, u);
+      mma_detail::AccumulateOutput<T, kM, kOTiles, kRowBytes, kSwizzle>(o_acc, p, stage_v_lane, u);
     }
   }
 
