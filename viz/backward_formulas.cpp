@@ -10,13 +10,6 @@
 namespace flashviz {
 namespace {
 
-Explanation Missing(std::string title, std::string why) {
-  Explanation e;
-  e.title = std::move(title);
-  e.lines.push_back(std::move(why));
-  return e;
-}
-
 const float* Row(const std::vector<float>& matrix, int row, int d) {
   return matrix.data() + static_cast<std::size_t>(row) * d;
 }
@@ -52,7 +45,7 @@ bool Cell(const StepState& s, const std::vector<double>& v, int r, int c) {
 Explanation ExplainBackwardScore(const Model& m, int r, int c) {
   const StepState& s = m.state();
   const BackwardNumerics& g = s.grad;
-  if (!Cell(s, g.s, r, c)) return Missing("S_ij", "S_ij is recomputed at scores and lives only in SRAM");
+  if (!Cell(s, g.s, r, c)) return MissingValue("S_ij", "S_ij is recomputed at scores and lives only in SRAM");
   const AttentionProblem& p = m.problem();
   const int row = s.row_begin + r, col = s.col_begin + c;
   Explanation x;
@@ -73,7 +66,7 @@ Explanation ExplainBackwardScore(const Model& m, int r, int c) {
 Explanation ExplainBackwardProbability(const Model& m, int r, int c) {
   const StepState& s = m.state();
   const BackwardNumerics& g = s.grad;
-  if (!Cell(s, g.p, r, c)) return Missing("P_ij", "P_ij exists from probs until the tile pair ends");
+  if (!Cell(s, g.p, r, c)) return MissingValue("P_ij", "P_ij exists from probs until the tile pair ends");
   const std::size_t at = static_cast<std::size_t>(r) * s.cols + c;
   Explanation x;
   x.available = true;
@@ -93,7 +86,7 @@ Explanation ExplainBackwardProbability(const Model& m, int r, int c) {
 Explanation ExplainGradP(const Model& m, int r, int c) {
   const StepState& s = m.state();
   const BackwardNumerics& g = s.grad;
-  if (!Cell(s, g.dp, r, c)) return Missing("dP_ij", "dP_ij is computed at grad_p");
+  if (!Cell(s, g.dp, r, c)) return MissingValue("dP_ij", "dP_ij is computed at grad_p");
   const AttentionProblem& p = m.problem();
   const int row = s.row_begin + r, col = s.col_begin + c;
   Explanation x;
@@ -110,7 +103,7 @@ Explanation ExplainGradP(const Model& m, int r, int c) {
 Explanation ExplainGradS(const Model& m, int r, int c) {
   const StepState& s = m.state();
   const BackwardNumerics& g = s.grad;
-  if (!Cell(s, g.ds, r, c)) return Missing("dS_ij", "dS_ij is computed at grad_s, in place of dP_ij");
+  if (!Cell(s, g.ds, r, c)) return MissingValue("dS_ij", "dS_ij is computed at grad_s, in place of dP_ij");
   const std::size_t at = static_cast<std::size_t>(r) * s.cols + c;
   Explanation x;
   x.available = true;
@@ -128,7 +121,7 @@ Explanation ExplainDelta(const Model& m, int r) {
   const StepState& s = m.state();
   const BackwardNumerics& g = s.grad;
   if (r < 0 || r >= s.rows || g.delta.size() != static_cast<std::size_t>(s.rows))
-    return Missing("D_i", "D_i is on chip from the delta step of its tile and from load_q");
+    return MissingValue("D_i", "D_i is on chip from the delta step of its tile and from load_q");
   const AttentionProblem& p = m.problem();
   const int row = s.row_begin + r;
   Explanation x;
@@ -151,7 +144,7 @@ Explanation ExplainLse(const Model& m, int r) {
   const StepState& s = m.state();
   const BackwardNumerics& g = s.grad;
   if (r < 0 || r >= s.rows || g.lse.size() != static_cast<std::size_t>(s.rows))
-    return Missing("L_i", "L_i is on chip from load_q");
+    return MissingValue("L_i", "L_i is on chip from load_q");
   const int row = s.row_begin + r;
   Explanation x;
   x.available = true;
@@ -170,7 +163,7 @@ Explanation ExplainGradKv(const Model& m, char which, int c, int e) {
   const AttentionProblem& p = m.problem();
   const char* name = which == 'K' ? "dK_j" : "dV_j";
   if (c < 0 || c >= s.cols || e < 0 || e >= p.d || now.size() != static_cast<std::size_t>(s.cols) * p.d)
-    return Missing(name, Sprintf("%s is on chip from load_kv to write_dk_dv of its K/V tile", name));
+    return MissingValue(name, Sprintf("%s is on chip from load_kv to write_dk_dv of its K/V tile", name));
   const std::size_t at = static_cast<std::size_t>(c) * p.d + e;
   const int col = s.col_begin + c;
   Explanation x;
@@ -198,7 +191,7 @@ Explanation ExplainGradQ(const Model& m, int r, int e) {
   const BackwardNumerics& g = s.grad;
   const AttentionProblem& p = m.problem();
   if (r < 0 || r >= s.rows || e < 0 || e >= p.d || g.dq.size() != static_cast<std::size_t>(s.rows) * p.d)
-    return Missing("dQ_i", "dQ_i of the current Q tile, as it stands in HBM");
+    return MissingValue("dQ_i", "dQ_i of the current Q tile, as it stands in HBM");
   const std::size_t at = static_cast<std::size_t>(r) * p.d + e;
   const int row = s.row_begin + r;
   Explanation x;
@@ -221,8 +214,8 @@ Explanation ExplainGradQ(const Model& m, int r, int e) {
 Explanation ExplainHbmGradient(const Model& m, int row, int e) {
   const AttentionProblem& p = m.problem();
   const HbmOutput* out = m.hbm_output();
-  if (row < 0 || row >= p.n || e < 0 || e >= p.d) return Missing("dQ", "outside the matrix");
-  if (!out) return Missing("dQ", "dQ in HBM is being computed");
+  if (row < 0 || row >= p.n || e < 0 || e >= p.d) return MissingValue("dQ", "outside the matrix");
+  if (!out) return MissingValue("dQ", "dQ in HBM is being computed");
   Explanation x;
   x.available = true;
   x.value = out->values[static_cast<std::size_t>(row) * p.d + e];

@@ -15,21 +15,6 @@ const DecodeProblem& Problem(const Model& m) {
   return m.decode_problem();
 }
 
-Explanation Missing(std::string title, std::string why) {
-  Explanation x;
-  x.title = std::move(title);
-  x.lines.push_back(std::move(why));
-  return x;
-}
-
-Explanation Value(double value, std::string title) {
-  Explanation x;
-  x.available = true;
-  x.value = value;
-  x.title = std::move(title);
-  return x;
-}
-
 // Where the current step stands: "split 2 of KV head 1, step 40 (exp)" or "merge of KV head 0, step 70 (merge_o)".
 std::string Where(const Model& m) {
   const DecodeStepInfo& info = State(m).info;
@@ -76,14 +61,14 @@ std::string DecodeRowName(const DecodeProblem& p, int g, int r) {
 
 Explanation ExplainDecodeScore(const Model& m, int r, int c) {
   const DecodeState& s = State(m);
-  if (!SplitCell(m, r, c) || s.split.s.empty()) return Missing("S", "no scores on chip at " + Where(m));
+  if (!SplitCell(m, r, c) || s.split.s.empty()) return MissingValue("S", "no scores on chip at " + Where(m));
   const DecodeProblem& p = Problem(m);
   const int g = s.info.kv_head, key = s.key_begin + c;
   const float* q = QueryRow(m, g, r);
   const float* k = KeyRow(m, g, key, false);
   double dot = 0;
   for (int e = 0; e < p.d(); ++e) dot += static_cast<double>(q[e]) * k[e];
-  Explanation x = Value(s.split.s[static_cast<std::size_t>(r) * s.keys + c],
+  Explanation x = ExplainedValue(s.split.s[static_cast<std::size_t>(r) * s.keys + c],
                         Sprintf("S[%s, %s]", DecodeRowName(p, g, r).c_str(), KeyName(m, key).c_str()));
   x.lines.push_back(Sprintf("= scale·(q·k) = %s × %s = %s", Num(p.shape.scale).c_str(), Num(dot, 6).c_str(),
                             Num(p.shape.scale * dot, 6).c_str()));
@@ -94,11 +79,11 @@ Explanation ExplainDecodeScore(const Model& m, int r, int c) {
 
 Explanation ExplainDecodeProbability(const Model& m, int r, int c) {
   const DecodeState& s = State(m);
-  if (!SplitCell(m, r, c) || s.split.p.empty()) return Missing("P~", "exp has not run at " + Where(m));
+  if (!SplitCell(m, r, c) || s.split.p.empty()) return MissingValue("P~", "exp has not run at " + Where(m));
   const DecodeProblem& p = Problem(m);
   const double score = s.split.s[static_cast<std::size_t>(r) * s.keys + c], m_s = s.split.m[r];
   Explanation x =
-      Value(s.split.p[static_cast<std::size_t>(r) * s.keys + c],
+      ExplainedValue(s.split.p[static_cast<std::size_t>(r) * s.keys + c],
             Sprintf("P~[%s, %s]", DecodeRowName(p, s.info.kv_head, r).c_str(), KeyName(m, s.key_begin + c).c_str()));
   x.lines.push_back(Sprintf("= exp(S − m_s) = exp(%s − %s) = %s", Num(score, 6).c_str(), Num(m_s, 6).c_str(),
                             Num(std::exp(score - m_s), 6).c_str()));
@@ -109,9 +94,9 @@ Explanation ExplainDecodeProbability(const Model& m, int r, int c) {
 Explanation ExplainDecodeSplitMax(const Model& m, int r) {
   const DecodeState& s = State(m);
   if (!s.merge.m.empty() || r < 0 || r >= s.rows || s.split.m.empty())
-    return Missing("m_s", "rowmax has not run at " + Where(m));
+    return MissingValue("m_s", "rowmax has not run at " + Where(m));
   const DecodeProblem& p = Problem(m);
-  Explanation x = Value(s.split.m[r], Sprintf("m_%d[%s]", s.info.split, DecodeRowName(p, s.info.kv_head, r).c_str()));
+  Explanation x = ExplainedValue(s.split.m[r], Sprintf("m_%d[%s]", s.info.split, DecodeRowName(p, s.info.kv_head, r).c_str()));
   x.lines.push_back(Sprintf("= max over keys %d … %d of S = %s", s.key_begin, s.key_begin + s.keys - 1,
                             Num(s.split.m[r], 6).c_str()));
   x.lines.push_back(Where(m));
@@ -121,11 +106,11 @@ Explanation ExplainDecodeSplitMax(const Model& m, int r) {
 Explanation ExplainDecodeSplitSum(const Model& m, int r) {
   const DecodeState& s = State(m);
   if (!s.merge.m.empty() || r < 0 || r >= s.rows || s.split.l.empty())
-    return Missing("ℓ_s", "rowsum has not run at " + Where(m));
+    return MissingValue("ℓ_s", "rowsum has not run at " + Where(m));
   const DecodeProblem& p = Problem(m);
   double sum = 0;
   for (int c = 0; c < s.keys; ++c) sum += s.split.p[static_cast<std::size_t>(r) * s.keys + c];
-  Explanation x = Value(s.split.l[r], Sprintf("ℓ_%d[%s]", s.info.split, DecodeRowName(p, s.info.kv_head, r).c_str()));
+  Explanation x = ExplainedValue(s.split.l[r], Sprintf("ℓ_%d[%s]", s.info.split, DecodeRowName(p, s.info.kv_head, r).c_str()));
   x.lines.push_back(Sprintf("= Σ P~ over the split's %d keys = %s", s.keys, Num(sum, 6).c_str()));
   x.lines.push_back(Where(m));
   return x;
@@ -135,11 +120,11 @@ Explanation ExplainDecodeSplitOutput(const Model& m, int r, int e) {
   const DecodeState& s = State(m);
   const DecodeProblem& p = Problem(m);
   if (!s.merge.m.empty() || r < 0 || r >= s.rows || e < 0 || e >= p.d() || s.split.o.empty())
-    return Missing("O_s", "update_o has not run at " + Where(m));
+    return MissingValue("O_s", "update_o has not run at " + Where(m));
   double sum = 0;
   for (int c = 0; c < s.keys; ++c)
     sum += s.split.p[static_cast<std::size_t>(r) * s.keys + c] * KeyRow(m, s.info.kv_head, s.key_begin + c, true)[e];
-  Explanation x = Value(s.split.o[static_cast<std::size_t>(r) * p.d() + e],
+  Explanation x = ExplainedValue(s.split.o[static_cast<std::size_t>(r) * p.d() + e],
                         Sprintf("O_%d[%s, %d]", s.info.split, DecodeRowName(p, s.info.kv_head, r).c_str(), e));
   x.lines.push_back(
       Sprintf("= Σ_k P~[k] V[k, %d] over keys %d … %d = %s (unnormalized: ℓ_s = %s divides it only "
@@ -151,12 +136,12 @@ Explanation ExplainDecodeSplitOutput(const Model& m, int r, int e) {
 
 Explanation ExplainDecodeMergeMax(const Model& m, int r) {
   const DecodeState& s = State(m);
-  if (s.merge.m.empty() || r < 0 || r >= s.rows) return Missing("M", "no merge at " + Where(m));
+  if (s.merge.m.empty() || r < 0 || r >= s.rows) return MissingValue("M", "no merge at " + Where(m));
   const DecodeProblem& p = Problem(m);
   std::string terms;
   for (int k = 0; k < p.splits; ++k)
     terms += (k ? ", " : "") + Num(s.merge.m_split[static_cast<std::size_t>(r) * p.splits + k], 5);
-  Explanation x = Value(s.merge.m[r], Sprintf("M[%s]", DecodeRowName(p, s.info.kv_head, r).c_str()));
+  Explanation x = ExplainedValue(s.merge.m[r], Sprintf("M[%s]", DecodeRowName(p, s.info.kv_head, r).c_str()));
   x.lines.push_back(Sprintf("= max_s m_s = max(%s) = %s", terms.c_str(), Num(s.merge.m[r], 6).c_str()));
   x.lines.push_back("the row's maximum over the whole cache, from the partials alone");
   return x;
@@ -166,10 +151,10 @@ Explanation ExplainDecodeAlpha(const Model& m, int r, int split) {
   const DecodeState& s = State(m);
   const DecodeProblem& p = Problem(m);
   if (s.merge.m.empty() || r < 0 || r >= s.rows || split < 0 || split >= p.splits)
-    return Missing("α_s", "no merge at " + Where(m));
+    return MissingValue("α_s", "no merge at " + Where(m));
   const std::size_t at = static_cast<std::size_t>(r) * p.splits + split;
   const double m_s = s.merge.m_split[at], big_m = s.merge.m[r];
-  Explanation x = Value(s.merge.alpha[at], Sprintf("α_%d[%s]", split, DecodeRowName(p, s.info.kv_head, r).c_str()));
+  Explanation x = ExplainedValue(s.merge.alpha[at], Sprintf("α_%d[%s]", split, DecodeRowName(p, s.info.kv_head, r).c_str()));
   x.lines.push_back(Sprintf("= e^(m_s − M) = e^(%s − %s) = %s", Num(m_s, 6).c_str(), Num(big_m, 6).c_str(),
                             Num(std::exp(m_s - big_m), 6).c_str()));
   x.lines.push_back(s.merge.alpha[at] == 1.0 ? "this split holds the row's maximum: its partial is taken as it is"
@@ -182,7 +167,7 @@ Explanation ExplainDecodeAlpha(const Model& m, int r, int split) {
 Explanation ExplainDecodeMergeSum(const Model& m, int r) {
   const DecodeState& s = State(m);
   const DecodeProblem& p = Problem(m);
-  if (s.merge.m.empty() || r < 0 || r >= s.rows) return Missing("ℓ", "no merge at " + Where(m));
+  if (s.merge.m.empty() || r < 0 || r >= s.rows) return MissingValue("ℓ", "no merge at " + Where(m));
   std::string terms;
   double sum = 0;
   for (int k = 0; k < p.splits; ++k) {
@@ -190,7 +175,7 @@ Explanation ExplainDecodeMergeSum(const Model& m, int r) {
     terms += Sprintf("%s%s×%s", k ? " + " : "", Num(s.merge.alpha[at], 3).c_str(), Num(s.merge.l_split[at], 4).c_str());
     sum += s.merge.alpha[at] * s.merge.l_split[at];
   }
-  Explanation x = Value(s.merge.l[r], Sprintf("ℓ[%s]", DecodeRowName(p, s.info.kv_head, r).c_str()));
+  Explanation x = ExplainedValue(s.merge.l[r], Sprintf("ℓ[%s]", DecodeRowName(p, s.info.kv_head, r).c_str()));
   x.lines.push_back(Sprintf("= Σ_s α_s ℓ_s = %s = %s", terms.c_str(), Num(sum, 6).c_str()));
   return x;
 }
@@ -198,7 +183,7 @@ Explanation ExplainDecodeMergeSum(const Model& m, int r) {
 Explanation ExplainDecodeMergeOutput(const Model& m, int r, int e) {
   const DecodeState& s = State(m);
   const DecodeProblem& p = Problem(m);
-  if (s.merge.m.empty() || r < 0 || r >= s.rows || e < 0 || e >= p.d()) return Missing("O", "no merge at " + Where(m));
+  if (s.merge.m.empty() || r < 0 || r >= s.rows || e < 0 || e >= p.d()) return MissingValue("O", "no merge at " + Where(m));
   std::string terms;
   double sum = 0;
   for (int k = 0; k < s.merge.merged; ++k) {
@@ -211,7 +196,7 @@ Explanation ExplainDecodeMergeOutput(const Model& m, int r, int e) {
   const double so_far = s.merge.o[static_cast<std::size_t>(r) * p.d() + e];
   if (s.info.phase == DecodePhase::kWriteO) {
     const double written = s.o_final[static_cast<std::size_t>(r) * p.d() + e];
-    Explanation x = Value(written, Sprintf("O[%s, %d]", row.c_str(), e));
+    Explanation x = ExplainedValue(written, Sprintf("O[%s, %d]", row.c_str(), e));
     x.lines.push_back(Sprintf("= (Σ_s α_s O_s) / ℓ = %s / %s = %s", Num(so_far, 6).c_str(),
                               Num(s.merge.l[r], 6).c_str(), Num(so_far / s.merge.l[r], 6).c_str()));
     const int h = p.FirstHeadOf(s.info.kv_head) + r / p.shape.q_rows;
@@ -221,7 +206,7 @@ Explanation ExplainDecodeMergeOutput(const Model& m, int r, int e) {
                               Num(exact, 6).c_str(), Num(std::abs(written - exact), 2).c_str()));
     return x;
   }
-  Explanation x = Value(so_far, Sprintf("Σ α_s O_s[%s, %d] so far", row.c_str(), e));
+  Explanation x = ExplainedValue(so_far, Sprintf("Σ α_s O_s[%s, %d] so far", row.c_str(), e));
   x.lines.push_back(s.merge.merged == 0 ? std::string("= 0: no partial added yet")
                                         : Sprintf("= %s = %s", terms.c_str(), Num(sum, 6).c_str()));
   x.lines.push_back(Sprintf("%d of %d splits added; write_o divides by ℓ = %s", s.merge.merged, p.splits,
@@ -233,10 +218,10 @@ Explanation ExplainDecodePartial(const Model& m, int split, int r) {
   const DecodeState& s = State(m);
   const DecodeProblem& p = Problem(m);
   if (split < 0 || split >= static_cast<int>(s.partials.size()) || r < 0 || r >= s.rows)
-    return Missing("partial", Sprintf("split %d has not written its partial yet", split));
+    return MissingValue("partial", Sprintf("split %d has not written its partial yet", split));
   const DecodeSplitNumerics& part = s.partials[static_cast<std::size_t>(split)];
   Explanation x =
-      Value(part.m[r], Sprintf("m_%d[%s] = %s, ℓ_%d = %s", split, DecodeRowName(p, s.info.kv_head, r).c_str(),
+      ExplainedValue(part.m[r], Sprintf("m_%d[%s] = %s, ℓ_%d = %s", split, DecodeRowName(p, s.info.kv_head, r).c_str(),
                                Num(part.m[r], 5).c_str(), split, Num(part.l[r], 5).c_str()));
   x.lines.push_back(Sprintf("split %d's partial in HBM: keys %d … %d, with O_%d (d = %d values a row, unnormalized)",
                             split, p.SplitKeyBegin(split), p.SplitKeyEnd(split) - 1, split, p.d()));

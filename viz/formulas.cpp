@@ -11,6 +11,21 @@
 #include "viz/widgets.h"
 
 namespace flashviz {
+
+Explanation MissingValue(std::string title, std::string why) {
+  Explanation e;
+  e.title = std::move(title);
+  e.lines.push_back(std::move(why));
+  return e;
+}
+
+Explanation ExplainedValue(double value, std::string title) {
+  Explanation x;
+  x.available = true;
+  x.value = value;
+  x.title = std::move(title);
+  return x;
+}
 namespace {
 
 // ---------------------------------------------------------------------------------------------------------
@@ -37,13 +52,6 @@ bool LocalCell(const Model& m, int r, int c) {
   return r >= 0 && r < s.rows && c >= 0 && c < s.cols;
 }
 bool LocalRow(const Model& m, int r) { return r >= 0 && r < m.state().rows; }
-
-Explanation Missing(std::string title, std::string why) {
-  Explanation e;
-  e.title = std::move(title);
-  e.lines.push_back(std::move(why));
-  return e;
-}
 
 double Dot(const Model& m, int row, int col) {
   const AttentionInputs& in = m.inputs();
@@ -88,7 +96,7 @@ bool SumUpdated(const Model& m) {
 Explanation ExplainInput(const Model& m, char matrix, int row, int e) {
   const AttentionProblem& p = m.problem();
   Explanation x;
-  if (row < 0 || row >= p.n || e < 0 || e >= p.d) return Missing(std::string(1, matrix), "outside the matrix");
+  if (row < 0 || row >= p.n || e < 0 || e >= p.d) return MissingValue(std::string(1, matrix), "outside the matrix");
   const std::vector<float>& data = matrix == 'Q' ? m.inputs().q : matrix == 'K' ? m.inputs().k : m.inputs().v;
   x.available = true;
   x.value = data[static_cast<std::size_t>(row) * p.d + e];
@@ -114,7 +122,7 @@ Explanation ExplainInput(const Model& m, char matrix, int row, int e) {
 Explanation ExplainScore(const Model& m, int r, int c) {
   const StepState& s = m.state();
   if (!LocalCell(m, r, c) || s.tile.s.empty())
-    return Missing("S_ij", "S_ij does not exist at this step: it is computed at scores and lives only in SRAM");
+    return MissingValue("S_ij", "S_ij does not exist at this step: it is computed at scores and lives only in SRAM");
   const AttentionProblem& p = m.problem();
   const int row = s.row_begin + r, col = s.col_begin + c;
   Explanation x;
@@ -159,7 +167,7 @@ Explanation ExplainScore(const Model& m, int r, int c) {
 Explanation ExplainProbability(const Model& m, int r, int c) {
   const StepState& s = m.state();
   if (!LocalCell(m, r, c) || s.tile.p.empty())
-    return Missing("P~_ij", "P~_ij does not exist at this step: exp computes it, in place of S_ij");
+    return MissingValue("P~_ij", "P~_ij does not exist at this step: exp computes it, in place of S_ij");
   const std::size_t at = static_cast<std::size_t>(r) * s.cols + c;
   const double score = s.tile.s.empty() ? std::nan("") : s.tile.s[at];
   // kv subtracts the tile's own max m~_ij; q subtracts the running max m_i (= m_new after rowmax).
@@ -223,7 +231,7 @@ Explanation ExplainTileMax(const Model& m, int r) {
   const StepState& s = m.state();
   const char* name = Kv(m) ? "m~_ij" : "rowmax(S_ij)";
   if (!LocalRow(m, r) || s.tile.m_tile.empty() || s.tile.s.empty())
-    return Missing(name, "not computed at this step (rowmax computes it from S_ij)");
+    return MissingValue(name, "not computed at this step (rowmax computes it from S_ij)");
   Explanation x;
   x.available = true;
   x.value = s.tile.m_tile[static_cast<std::size_t>(r)];
@@ -242,7 +250,7 @@ Explanation ExplainTileSum(const Model& m, int r) {
   const StepState& s = m.state();
   const char* name = Kv(m) ? "ℓ~_ij" : "rowsum(P~_ij)";
   if (!LocalRow(m, r) || s.tile.l_tile.empty() || s.tile.p.empty())
-    return Missing(name, "not computed at this step (rowsum computes it from P~_ij)");
+    return MissingValue(name, "not computed at this step (rowsum computes it from P~_ij)");
   Explanation x;
   x.available = true;
   x.value = s.tile.l_tile[static_cast<std::size_t>(r)];
@@ -260,7 +268,7 @@ Explanation ExplainTileSum(const Model& m, int r) {
 
 Explanation ExplainRunningMax(const Model& m, int r) {
   const StepState& s = m.state();
-  if (!LocalRow(m, r) || s.tile.m.empty()) return Missing("m_i", "no Q tile on chip at this step");
+  if (!LocalRow(m, r) || s.tile.m.empty()) return MissingValue("m_i", "no Q tile on chip at this step");
   const auto k = static_cast<std::size_t>(r);
   Explanation x;
   x.available = true;
@@ -294,7 +302,7 @@ Explanation ExplainRunningMax(const Model& m, int r) {
 
 Explanation ExplainRunningSum(const Model& m, int r) {
   const StepState& s = m.state();
-  if (!LocalRow(m, r) || s.tile.l.empty()) return Missing("ℓ_i", "no Q tile on chip at this step");
+  if (!LocalRow(m, r) || s.tile.l.empty()) return MissingValue("ℓ_i", "no Q tile on chip at this step");
   const auto k = static_cast<std::size_t>(r);
   Explanation x;
   x.available = true;
@@ -322,7 +330,7 @@ Explanation ExplainRunningSum(const Model& m, int r) {
 
 Explanation ExplainRescale(const Model& m, int r) {
   const StepState& s = m.state();
-  if (!LocalRow(m, r) || s.tile.alpha.empty()) return Missing("α", "α exists once the new row maximum is known");
+  if (!LocalRow(m, r) || s.tile.alpha.empty()) return MissingValue("α", "α exists once the new row maximum is known");
   const auto k = static_cast<std::size_t>(r);
   Explanation x;
   x.available = true;
@@ -346,7 +354,7 @@ Explanation ExplainRescale(const Model& m, int r) {
 Explanation ExplainTileOutput(const Model& m, int r, int e) {
   const StepState& s = m.state();
   const int d = m.problem().d;
-  if (!LocalRow(m, r) || e < 0 || e >= d || s.tile.o.empty()) return Missing("O_i", "no O_i on chip at this step");
+  if (!LocalRow(m, r) || e < 0 || e >= d || s.tile.o.empty()) return MissingValue("O_i", "no O_i on chip at this step");
   const std::size_t at = static_cast<std::size_t>(r) * d + e;
   Explanation x;
   x.available = true;
@@ -389,8 +397,8 @@ Explanation ExplainTileOutput(const Model& m, int r, int e) {
 Explanation ExplainHbmOutput(const Model& m, int row, int e) {
   const AttentionProblem& p = m.problem();
   const HbmOutput* out = m.hbm_output();
-  if (row < 0 || row >= p.n || e < 0 || e >= p.d) return Missing("O", "outside the matrix");
-  if (!out) return Missing("O", "O in HBM is being computed");
+  if (row < 0 || row >= p.n || e < 0 || e >= p.d) return MissingValue("O", "outside the matrix");
+  if (!out) return MissingValue("O", "O in HBM is being computed");
   const int i = row / p.br;
   Explanation x;
   x.title = Sprintf("O[%d, %d] in HBM", row, e);

@@ -19,6 +19,11 @@ struct Explanation {
   std::vector<std::string> lines;
 };
 
+// The two ways every explainer below begins: a value that does not exist at this step (`title` and why), and a
+// value under its title, the caller adding the lines that say where it came from.
+Explanation MissingValue(std::string title, std::string why);
+Explanation ExplainedValue(double value, std::string title);
+
 // Q, K or V (`matrix` 'Q', 'K', 'V') at (row, e): its value and the tile it belongs to.
 Explanation ExplainInput(const Model& model, char matrix, int row, int e);
 // Cells of the current tile, by local row r < B_r and column c < B_c.

@@ -9,21 +9,6 @@
 namespace flashviz {
 namespace {
 
-Explanation Missing(std::string title, std::string why) {
-  Explanation x;
-  x.title = std::move(title);
-  x.lines.push_back(std::move(why));
-  return x;
-}
-
-Explanation Value(double value, std::string title) {
-  Explanation x;
-  x.available = true;
-  x.value = value;
-  x.title = std::move(title);
-  return x;
-}
-
 // "ring step 2 of 4, step 7 (merge)" or "step 12 (done)".
 std::string Where(const Model& m) {
   const RingStepInfo& info = m.ring_state().info;
@@ -91,10 +76,10 @@ std::string RingSliceName(const RingProblem& p, int device) {
 
 Explanation ExplainRingScore(const Model& m, int device, int r, int c) {
   const RingDeviceState* d = Device(m, device);
-  if (!BlockCell(d, r, c)) return Missing("S", "no block on chip at " + Where(m));
+  if (!BlockCell(d, r, c)) return MissingValue("S", "no block on chip at " + Where(m));
   const RingProblem& p = m.ring_problem();
   const int row = p.GlobalRow(device, r), col = p.GlobalRow(d->kv_owner, c);
-  Explanation x = Value(d->s[static_cast<std::size_t>(r) * d->keys + c],
+  Explanation x = ExplainedValue(d->s[static_cast<std::size_t>(r) * d->keys + c],
                         Sprintf("S[row %d, key %d] on device %d", row, col, device));
   if (p.Masked(row, col)) {
     x.lines.push_back(Sprintf("masked: key %d follows query row %d (causal), so S = −∞ and P~ = 0", col, row));
@@ -110,12 +95,12 @@ Explanation ExplainRingScore(const Model& m, int device, int r, int c) {
 
 Explanation ExplainRingProbability(const Model& m, int device, int r, int c) {
   const RingDeviceState* d = Device(m, device);
-  if (!BlockCell(d, r, c) || d->p.empty()) return Missing("P~", "no block on chip at " + Where(m));
+  if (!BlockCell(d, r, c) || d->p.empty()) return MissingValue("P~", "no block on chip at " + Where(m));
   const RingProblem& p = m.ring_problem();
   const int row = p.GlobalRow(device, r), col = p.GlobalRow(d->kv_owner, c);
   const double score = d->s[static_cast<std::size_t>(r) * d->keys + c];
   const double block_max = d->block_m[static_cast<std::size_t>(r)];
-  Explanation x = Value(d->p[static_cast<std::size_t>(r) * d->keys + c],
+  Explanation x = ExplainedValue(d->p[static_cast<std::size_t>(r) * d->keys + c],
                         Sprintf("P~[row %d, key %d] on device %d", row, col, device));
   if (std::isinf(score))
     x.lines.push_back("masked: exp(−∞) = 0");
@@ -128,9 +113,9 @@ Explanation ExplainRingProbability(const Model& m, int device, int r, int c) {
 
 Explanation ExplainRingBlockMax(const Model& m, int device, int r) {
   const RingDeviceState* d = Device(m, device);
-  if (!RowOf(d, d ? d->block_m : std::vector<double>{}, r)) return Missing("m~", "no block on chip at " + Where(m));
+  if (!RowOf(d, d ? d->block_m : std::vector<double>{}, r)) return MissingValue("m~", "no block on chip at " + Where(m));
   const RingProblem& p = m.ring_problem();
-  Explanation x = Value(d->block_m[static_cast<std::size_t>(r)],
+  Explanation x = ExplainedValue(d->block_m[static_cast<std::size_t>(r)],
                         Sprintf("m~[%s] on device %d", RingRowName(p, device, r).c_str(), device));
   if (std::isinf(x.value))
     x.lines.push_back(Sprintf("= −∞: every key device %d holds follows this row (causal)", device));
@@ -143,9 +128,9 @@ Explanation ExplainRingBlockMax(const Model& m, int device, int r) {
 
 Explanation ExplainRingBlockSum(const Model& m, int device, int r) {
   const RingDeviceState* d = Device(m, device);
-  if (!RowOf(d, d ? d->block_l : std::vector<double>{}, r)) return Missing("ℓ~", "no block on chip at " + Where(m));
+  if (!RowOf(d, d ? d->block_l : std::vector<double>{}, r)) return MissingValue("ℓ~", "no block on chip at " + Where(m));
   const RingProblem& p = m.ring_problem();
-  Explanation x = Value(d->block_l[static_cast<std::size_t>(r)],
+  Explanation x = ExplainedValue(d->block_l[static_cast<std::size_t>(r)],
                         Sprintf("ℓ~[%s] on device %d", RingRowName(p, device, r).c_str(), device));
   x.lines.push_back(Sprintf("= Σ over the held keys of P~ = exp(S − m~) = %s", Num(x.value, 6).c_str()));
   x.lines.push_back(Where(m));
@@ -156,10 +141,10 @@ Explanation ExplainRingAlpha(const Model& m, int device, int r) {
   const RingDeviceState* d = Device(m, device);
   const RingState* before = m.ring_previous();
   if (!RowOf(d, d ? d->alpha : std::vector<double>{}, r) || !before)
-    return Missing("α", "the merge has not run at " + Where(m));
+    return MissingValue("α", "the merge has not run at " + Where(m));
   const double m_old = before->devices[static_cast<std::size_t>(device)].m[static_cast<std::size_t>(r)];
   const double m_new = d->m[static_cast<std::size_t>(r)];
-  Explanation x = Value(d->alpha[static_cast<std::size_t>(r)],
+  Explanation x = ExplainedValue(d->alpha[static_cast<std::size_t>(r)],
                         Sprintf("α[%s] on device %d", RingRowName(m.ring_problem(), device, r).c_str(), device));
   if (std::isinf(m_old))
     x.lines.push_back("= 0: no key was seen before this block (m_old = −∞), there is nothing to rescale");
@@ -172,10 +157,10 @@ Explanation ExplainRingAlpha(const Model& m, int device, int r) {
 
 Explanation ExplainRingBeta(const Model& m, int device, int r) {
   const RingDeviceState* d = Device(m, device);
-  if (!RowOf(d, d ? d->beta : std::vector<double>{}, r)) return Missing("β", "the merge has not run at " + Where(m));
+  if (!RowOf(d, d ? d->beta : std::vector<double>{}, r)) return MissingValue("β", "the merge has not run at " + Where(m));
   const double block_max = d->block_m[static_cast<std::size_t>(r)];
   const double m_new = d->m[static_cast<std::size_t>(r)];
-  Explanation x = Value(d->beta[static_cast<std::size_t>(r)],
+  Explanation x = ExplainedValue(d->beta[static_cast<std::size_t>(r)],
                         Sprintf("β[%s] on device %d", RingRowName(m.ring_problem(), device, r).c_str(), device));
   if (std::isinf(block_max))
     x.lines.push_back("= 0: the block has no unmasked key for this row (m~ = −∞)");
@@ -188,9 +173,9 @@ Explanation ExplainRingBeta(const Model& m, int device, int r) {
 
 Explanation ExplainRingRunningMax(const Model& m, int device, int r) {
   const RingDeviceState* d = Device(m, device);
-  if (!RowOf(d, d ? d->m : std::vector<double>{}, r)) return Missing("m", "no numbers at " + Where(m));
+  if (!RowOf(d, d ? d->m : std::vector<double>{}, r)) return MissingValue("m", "no numbers at " + Where(m));
   const RingProblem& p = m.ring_problem();
-  Explanation x = Value(d->m[static_cast<std::size_t>(r)],
+  Explanation x = ExplainedValue(d->m[static_cast<std::size_t>(r)],
                         Sprintf("m[%s] on device %d", RingRowName(p, device, r).c_str(), device));
   const RingState* before = m.ring_previous();
   if (m.ring_state().info.phase == RingPhase::kMerge && before) {
@@ -208,9 +193,9 @@ Explanation ExplainRingRunningMax(const Model& m, int device, int r) {
 
 Explanation ExplainRingRunningSum(const Model& m, int device, int r) {
   const RingDeviceState* d = Device(m, device);
-  if (!RowOf(d, d ? d->l : std::vector<double>{}, r)) return Missing("ℓ", "no numbers at " + Where(m));
+  if (!RowOf(d, d ? d->l : std::vector<double>{}, r)) return MissingValue("ℓ", "no numbers at " + Where(m));
   const RingProblem& p = m.ring_problem();
-  Explanation x = Value(d->l[static_cast<std::size_t>(r)],
+  Explanation x = ExplainedValue(d->l[static_cast<std::size_t>(r)],
                         Sprintf("ℓ[%s] on device %d", RingRowName(p, device, r).c_str(), device));
   const RingState* before = m.ring_previous();
   if (m.ring_state().info.phase == RingPhase::kMerge && before) {
@@ -230,10 +215,10 @@ Explanation ExplainRingOutput(const Model& m, int device, int r, int e) {
   const RingDeviceState* d = Device(m, device);
   const RingProblem& p = m.ring_problem();
   if (!d || r < 0 || r >= d->rows || e < 0 || e >= p.d || d->o.empty())
-    return Missing("O", "no numbers at " + Where(m));
+    return MissingValue("O", "no numbers at " + Where(m));
   const int row = p.GlobalRow(device, r);
   const double value = d->o[static_cast<std::size_t>(r) * p.d + e];
-  Explanation x = Value(value, Sprintf("O[row %d, %d] on device %d", row, e, device));
+  Explanation x = ExplainedValue(value, Sprintf("O[row %d, %d] on device %d", row, e, device));
   if (d->o_normalized) {
     x.lines.push_back(Sprintf("= O/ℓ, written at the last merge; exact (float64): %s",
                               Num(m.ring_reference()[static_cast<std::size_t>(row) * p.d + e], 8).c_str()));
@@ -246,9 +231,9 @@ Explanation ExplainRingOutput(const Model& m, int device, int r, int e) {
 
 Explanation ExplainRingDevice(const Model& m, int device) {
   const RingDeviceState* d = Device(m, device);
-  if (!d) return Missing("device", "no such device");
+  if (!d) return MissingValue("device", "no such device");
   const RingProblem& p = m.ring_problem();
-  Explanation x = Value(device, Sprintf("device %d: %s (%d rows)", device, RingSliceName(p, device).c_str(), d->rows));
+  Explanation x = ExplainedValue(device, Sprintf("device %d: %s (%d rows)", device, RingSliceName(p, device).c_str(), d->rows));
   x.lines.push_back(Sprintf("holds the K/V of device %d (%s) after %s", d->kv_owner,
                             RingSliceName(p, d->kv_owner).c_str(), Where(m).c_str()));
   x.lines.push_back(Sprintf("HBM so far: read %s, written %s; links: sent %s, received %s",
@@ -262,10 +247,10 @@ Explanation ExplainRingDevice(const Model& m, int device) {
 Explanation ExplainRingStepWork(const Model& m, int ring_step, int device, bool link) {
   const RingProblem& p = m.ring_problem();
   if (ring_step < 0 || ring_step >= p.devices || device < 0 || device >= p.devices)
-    return Missing("work", "no such ring step or device");
+    return MissingValue("work", "no such ring step or device");
   const RingWork& w = m.ring_work()[static_cast<std::size_t>(ring_step) * p.devices + device];
   if (link) {
-    Explanation x = Value(w.LinkSeconds(p), Sprintf("ring step %d, device %d → %d: the exchange", ring_step + 1, device,
+    Explanation x = ExplainedValue(w.LinkSeconds(p), Sprintf("ring step %d, device %d → %d: the exchange", ring_step + 1, device,
                                                     (device + 1) % p.devices));
     if (w.link_bytes == 0) {
       x.lines.push_back("nothing: after the last ring step every device has seen every slice");
@@ -277,7 +262,7 @@ Explanation ExplainRingStepWork(const Model& m, int ring_step, int device, bool 
     return x;
   }
   Explanation x =
-      Value(w.ComputeSeconds(p), Sprintf("ring step %d, device %d: attend and merge", ring_step + 1, device));
+      ExplainedValue(w.ComputeSeconds(p), Sprintf("ring step %d, device %d: attend and merge", ring_step + 1, device));
   x.lines.push_back(Sprintf("%lld scores in %lld tiles (%s) × 4d FLOPs at %.4g TFLOP/s: %s",
                             static_cast<long long>(w.score_entries), static_cast<long long>(w.active_tiles),
                             PairKinds(p, device, ring_step).c_str(), p.device_tflops, HumanSeconds(x.value).c_str()));

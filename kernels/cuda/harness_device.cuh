@@ -1,6 +1,7 @@
-// What the harnesses (harness.cu, backward/backward_harness.cu, decode/decode_harness.cu) share on the device and
-// around it: a device buffer that frees itself, the count of non-finite outputs (an element a variant did not write
-// is NaN), device tensors read back as floats, the timed repeats, and the small helpers of a Measurement.
+// What the harnesses (harness.cu, backward/backward_harness.cu, decode/decode_harness.cu, ring/ring_attention.cu)
+// share on the device and around it: inputs hashed from their index, a device buffer that frees itself, the count of
+// non-finite outputs (an element a variant did not write is NaN), device tensors read back as floats, the timed
+// repeats, and the small helpers of a Measurement.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -19,6 +20,25 @@
 #include "kernels/cuda/harness.h"
 
 namespace flashviz::cuda::harness_device {
+
+// Element `index` of a tensor in its logical layout, uniform in [−1, 1) from a hash of (seed, tensor, index): a
+// 24-bit integer times 2⁻²³, exact in float on the host and the device alike, so the host rebuilds any part of the
+// inputs for the reference without copying them back (decoding, the ring).
+__host__ __device__ inline float HashedInput(std::uint64_t seed, int tensor, std::uint64_t index) {
+  std::uint64_t z = seed * 0x9E3779B97F4A7C15ull + static_cast<std::uint64_t>(tensor) * 0xD1B54A32D192ED03ull + index;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;  // SplitMix64's finalizer
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  z ^= z >> 31;
+  return static_cast<float>(static_cast<int>(z >> 40) - 8388608) * (1.0f / 8388608.0f);
+}
+
+// The value a kernel sees: HashedInput rounded to the dtype (the host's and the device's round-to-nearest agree).
+inline float StoredHashedInput(DType dtype, std::uint64_t seed, int tensor, std::uint64_t index) {
+  const float x = HashedInput(seed, tensor, index);
+  return dtype == DType::kFp16   ? __half2float(__float2half_rn(x))
+         : dtype == DType::kBf16 ? __bfloat162float(__float2bfloat16_rn(x))
+                                 : x;
+}
 
 template <typename T>
 __global__ void CountNonFinite(const T* x, std::int64_t count, unsigned long long* result) {
@@ -46,11 +66,15 @@ class DeviceBuffer {
 };
 
 inline cudaError_t CountNonFiniteOn(DType dtype, const void* x, std::int64_t count, unsigned long long* counter,
-                             unsigned long long* result, cudaStream_t stream) {
+                                    unsigned long long* result, cudaStream_t stream) {
   if (cudaError_t error = cudaMemsetAsync(counter, 0, sizeof(*counter), stream); error != cudaSuccess) return error;
   switch (dtype) {
-    case DType::kFp32: CountNonFinite<<<1024, 256, 0, stream>>>(static_cast<const float*>(x), count, counter); break;
-    case DType::kFp16: CountNonFinite<<<1024, 256, 0, stream>>>(static_cast<const __half*>(x), count, counter); break;
+    case DType::kFp32:
+      CountNonFinite<<<1024, 256, 0, stream>>>(static_cast<const float*>(x), count, counter);
+      break;
+    case DType::kFp16:
+      CountNonFinite<<<1024, 256, 0, stream>>>(static_cast<const __half*>(x), count, counter);
+      break;
     case DType::kBf16:
       CountNonFinite<<<1024, 256, 0, stream>>>(static_cast<const __nv_bfloat16*>(x), count, counter);
       break;
@@ -63,7 +87,8 @@ inline cudaError_t CountNonFiniteOn(DType dtype, const void* x, std::int64_t cou
 }
 
 // Elements [offset, offset + count) of a device tensor of `dtype`, as floats (exact: fp16 and bf16 widen exactly).
-inline cudaError_t CopyToHost(DType dtype, const void* x, std::int64_t offset, std::int64_t count, std::vector<float>& out) {
+inline cudaError_t CopyToHost(DType dtype, const void* x, std::int64_t offset, std::int64_t count,
+                              std::vector<float>& out) {
   out.resize(static_cast<std::size_t>(count));
   const std::size_t element = DTypeBytes(dtype);
   const auto* source = static_cast<const unsigned char*>(x) + offset * static_cast<std::int64_t>(element);

@@ -37,28 +37,16 @@ using harness_device::Median;
 
 enum Tensor : int { kQ = 0, kK = 1, kV = 2 };
 
-// The value of element `index` of a tensor in its logical layout (Q: [B][H][R][d], K and V: [B][G][N][d]), uniform
-// in [−1, 1) from a hash of (seed, tensor, index): a 24-bit integer times 2⁻²³, exact in float on the host and the
-// device alike, so the host rebuilds any sequence's inputs for the reference without copying them back.
-__host__ __device__ inline float InputValue(std::uint64_t seed, int tensor, std::uint64_t index) {
-  std::uint64_t z = seed * 0x9E3779B97F4A7C15ull + static_cast<std::uint64_t>(tensor) * 0xD1B54A32D192ED03ull + index;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;  // SplitMix64's finalizer
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  z ^= z >> 31;
-  return static_cast<float>(static_cast<int>(z >> 40) - 8388608) * (1.0f / 8388608.0f);
-}
-
-// The value the kernel sees: rounded to the dtype (the host's and the device's round-to-nearest agree).
-float StoredValue(DType dtype, std::uint64_t seed, int tensor, std::uint64_t index) {
-  const float x = InputValue(seed, tensor, index);
-  return dtype == DType::kFp16 ? __half2float(__float2half_rn(x)) : __bfloat162float(__float2bfloat16_rn(x));
-}
+// Inputs in their logical layout (Q: [B][H][R][d], K and V: [B][G][N][d]), hashed from (seed, tensor, index)
+// (harness_device.cuh).
+using harness_device::HashedInput;
+using harness_device::StoredHashedInput;
 
 template <typename T>
 __global__ void FillLogical(T* x, std::int64_t count, std::uint64_t seed, int tensor) {
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
   for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride)
-    x[i] = device::FromFloat<T>(InputValue(seed, tensor, static_cast<std::uint64_t>(i)));
+    x[i] = device::FromFloat<T>(HashedInput(seed, tensor, static_cast<std::uint64_t>(i)));
 }
 
 // The pool [blocks][G][P][d]: block `block` holds logical page owner[block] = b·pages + page of sequence b; every
@@ -81,7 +69,7 @@ __global__ void FillPool(T* pool, const std::int32_t* owner, std::int64_t count,
     const int key = static_cast<int>(logical_page % s.pages) * s.page_size + offset;
     const float value =
         key < s.kv_len
-            ? InputValue(seed, tensor, static_cast<std::uint64_t>(((b * s.kv_heads + g) * s.kv_len + key) * s.d + e))
+            ? HashedInput(seed, tensor, static_cast<std::uint64_t>(((b * s.kv_heads + g) * s.kv_len + key) * s.d + e))
             : 0.0f;
     pool[i] = device::FromFloat<T>(value);
   }
@@ -136,10 +124,10 @@ Comparison CompareWithReference(const DecodeLaunchShape& p, DType dtype, std::ui
         (static_cast<std::int64_t>(b) * p.heads + static_cast<std::int64_t>(g) * p.Group()) * p.q_rows * p.d;
     const std::int64_t kv_first = (static_cast<std::int64_t>(b) * p.kv_heads + g) * kv_elements;
     for (std::int64_t i = 0; i < q_elements; ++i)
-      q[static_cast<std::size_t>(i)] = StoredValue(dtype, seed, kQ, static_cast<std::uint64_t>(q_first + i));
+      q[static_cast<std::size_t>(i)] = StoredHashedInput(dtype, seed, kQ, static_cast<std::uint64_t>(q_first + i));
     for (std::int64_t i = 0; i < kv_elements; ++i) {
-      k[static_cast<std::size_t>(i)] = StoredValue(dtype, seed, kK, static_cast<std::uint64_t>(kv_first + i));
-      v[static_cast<std::size_t>(i)] = StoredValue(dtype, seed, kV, static_cast<std::uint64_t>(kv_first + i));
+      k[static_cast<std::size_t>(i)] = StoredHashedInput(dtype, seed, kK, static_cast<std::uint64_t>(kv_first + i));
+      v[static_cast<std::size_t>(i)] = StoredHashedInput(dtype, seed, kV, static_cast<std::uint64_t>(kv_first + i));
     }
     const std::vector<double> expected = ReferenceDecode(sub, q.data(), k.data(), v.data());
     if ((result.error = CopyToHost(dtype, o, q_first, q_elements, got)) != cudaSuccess) return result;

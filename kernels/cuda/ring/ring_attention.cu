@@ -52,20 +52,9 @@ using ring_detail::RingSegments;
 enum Tensor : int { kQ = 0, kK = 1, kV = 2 };
 
 // Element `index` of a tensor in its logical layout [B][H][N][d] (the sequence's order, whichever device holds the
-// row): uniform in [−1, 1) from SplitMix64's finalizer of (seed, tensor, index), 24 bits times 2⁻²³, exact in float,
-// so the host rebuilds any head for the reference without copying the inputs back.
-__host__ __device__ inline float RingInputValue(std::uint64_t seed, int tensor, std::uint64_t index) {
-  std::uint64_t z = index + 0x9E3779B97F4A7C15ull * (seed * 4 + static_cast<std::uint64_t>(tensor) + 1);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  z ^= z >> 31;
-  return static_cast<float>(static_cast<int>(z >> 40) - 8388608) * (1.0f / 8388608.0f);
-}
-
-float StoredValue(DType dtype, std::uint64_t seed, int tensor, std::uint64_t index) {
-  const float x = RingInputValue(seed, tensor, index);
-  return dtype == DType::kFp16 ? __half2float(__float2half_rn(x)) : __bfloat162float(__float2bfloat16_rn(x));
-}
+// row), hashed from (seed, tensor, index) as the decode harness's are (harness_device.cuh).
+using harness_device::HashedInput;
+using harness_device::StoredHashedInput;
 
 // A device's slice [B·H][rows][d]: local row r is global row seg.begin[0] + r, or seg.begin[1] + r − seg.rows[0].
 template <typename T>
@@ -78,7 +67,7 @@ __global__ void FillSlice(T* x, std::int64_t heads, int rows, int d, RingSegment
     const int r = static_cast<int>(i / d % rows);
     const std::int64_t head = i / (static_cast<std::int64_t>(d) * rows);
     const int global = r < seg.rows[0] ? seg.begin[0] + r : seg.begin[1] + (r - seg.rows[0]);
-    x[i] = device::FromFloat<T>(RingInputValue(seed, tensor, static_cast<std::uint64_t>((head * n + global) * d + e)));
+    x[i] = device::FromFloat<T>(HashedInput(seed, tensor, static_cast<std::uint64_t>((head * n + global) * d + e)));
   }
 }
 
@@ -570,9 +559,9 @@ Validation Validate(const Ring& ring, const RingMeasureOptions& options) {
       for (int e = 0; e < s.d; ++e) {
         const std::size_t at = static_cast<std::size_t>(row) * s.d + e;
         const auto index = static_cast<std::uint64_t>(head * s.n * s.d) + at;
-        q[at] = StoredValue(dtype, options.seed, kQ, index);
-        k[at] = StoredValue(dtype, options.seed, kK, index);
-        vv[at] = StoredValue(dtype, options.seed, kV, index);
+        q[at] = StoredHashedInput(dtype, options.seed, kQ, index);
+        k[at] = StoredHashedInput(dtype, options.seed, kK, index);
+        vv[at] = StoredHashedInput(dtype, options.seed, kV, index);
       }
     });
     // Gather this head's O and L from every device into the sequence's order.
