@@ -92,14 +92,9 @@ ProblemRequest LocalTilesRequest(const RingRequest& r) {
   return local;
 }
 
-// Adds `delta`'s traffic to `ledger` and takes its occupancy (the ledger's own mutators only).
+// Adds `delta`'s traffic to `ledger` and takes its occupancy.
 void Apply(Ledger& ledger, const Ledger& delta) {
-  for (int t = 0; t < kHbmTensorCount; ++t) {
-    ledger.ReadHbm(static_cast<HbmTensor>(t), delta.hbm[static_cast<std::size_t>(t)].read_bytes / 4);
-    ledger.WriteHbm(static_cast<HbmTensor>(t), delta.hbm[static_cast<std::size_t>(t)].write_bytes / 4);
-  }
-  ledger.ComputeReadsSram(delta.sram_read_bytes / 4);
-  ledger.ComputeWritesSram(delta.sram_write_bytes / 4);
+  ledger = LedgerSum(ledger, delta);
   ledger.SetSramOccupancy(delta.sram_bytes);
 }
 

@@ -76,7 +76,9 @@ std::vector<StatColumn> StatColumns(RingPhase phase) {
 }
 
 // One device's column: its name and slice, the K/V it holds, its block and its running state.
-void DrawDeviceColumn(const Model& m, UiState& ui, int device, const ScreenRect& area, Hovered& hovered) {
+// `widest_slice`: the widest device's "rows …" text, so that every column lays its header out alike.
+void DrawDeviceColumn(const Model& m, UiState& ui, int device, const ScreenRect& area, float widest_slice,
+                      Hovered& hovered) {
   const RingProblem& p = m.ring_problem();
   const RingState& s = m.ring_state();
   const RingDeviceState& d = s.devices[static_cast<std::size_t>(device)];
@@ -94,9 +96,7 @@ void DrawDeviceColumn(const Model& m, UiState& ui, int device, const ScreenRect&
   const ScreenRect name = DrawChip(dl, area.min, device, name_text.empty() ? Sprintf("%d", device) : name_text);
   // Every column decides alike (on the widest slice's text), so that the grids of all devices stay level.
   const std::string slice = RingSliceName(p, device);
-  float widest = 0;
-  for (int other = 0; other < p.devices; ++other)
-    widest = std::max(widest, CalcMathTextSize(RingSliceName(p, other).c_str()).x);
+  const float widest = widest_slice;
   const float prefix = CalcMathTextSize("rows ").x;
   float y = name.max.y + 2;
   if (widest + name.width() + 6 < w) {
@@ -431,12 +431,15 @@ void DrawRingStepPanel(const Model& model, UiState& ui) {
   const float col_gap = std::floor(8.0f * ui.appearance.ui_scale);
   const float col_w =
       std::floor((whole.width() - col_gap * static_cast<float>(p.devices - 1)) / static_cast<float>(p.devices));
+  float widest_slice = 0;
+  for (int dev = 0; dev < p.devices; ++dev)
+    widest_slice = std::max(widest_slice, CalcMathTextSize(RingSliceName(p, dev).c_str()).x);
   std::vector<ScreenRect> columns;
   for (int dev = 0; dev < p.devices; ++dev) {
     const ScreenRect col =
         Rect(whole.min.x + (col_w + col_gap) * static_cast<float>(dev), devices_top, col_w, devices_h);
     columns.push_back(col);
-    DrawDeviceColumn(model, ui, dev, col, hovered);
+    DrawDeviceColumn(model, ui, dev, col, widest_slice, hovered);
   }
 
   float y = devices_top + devices_h + gap;

@@ -30,7 +30,7 @@ namespace {
 using mma_detail::ChunkAddress;
 using mma_detail::CopyAsyncCommit;
 using mma_detail::CopyAsyncWaitAll;
-using mma_detail::Exp2;
+using device::FastExp2;
 using mma_detail::LaneChunkBytes;
 using mma_detail::LoadMatrixX4;
 using mma_detail::LoadMatrixX4Trans;
@@ -235,7 +235,7 @@ __global__ void __launch_bounds__(kThreads, 2) BackwardMmaKvKernel(const Backwar
           for (int e = 0; e < 4; ++e) {
             const float lse = (e & 1) ? lse_pair.y : lse_pair.x;
             const float delta = (e & 1) ? delta_pair.y : delta_pair.x;
-            p[e] = Exp2(fmaf(st[m][t][e], scale_log2, -lse * device::kLog2e));
+            p[e] = FastExp2(fmaf(st[m][t][e], scale_log2, -lse * device::kLog2e));
             if (crosses_diagonal && key_a + m * 16 + (e / 2) * 8 > row0 + t * 8 + 2 * c + (e & 1)) p[e] = 0.0f;
             ds[e] = p[e] * (dpt[m][t][e] - delta);
           }
@@ -462,7 +462,7 @@ __global__ void __launch_bounds__(kThreads, 2) BackwardMmaDqKernel(const Backwar
     for (int t = 0; t < kSTiles; ++t)
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
-        float p = Exp2(fmaf(s[t][e], scale_log2, -lse_log2[e / 2]));
+        float p = FastExp2(fmaf(s[t][e], scale_log2, -lse_log2[e / 2]));
         if (crosses_diagonal && col0 + t * 8 + 2 * c + (e & 1) > warp_row0 + g + 8 * (e / 2)) p = 0.0f;
         dp[t][e] = p * (dp[t][e] - delta[e / 2]);  // dS
       }

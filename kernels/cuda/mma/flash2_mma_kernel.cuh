@@ -53,12 +53,8 @@ using device::MmaM16N8K16;
 using device::PackPair;
 using device::SharedAddress;
 
-// 2^x on the special-function unit (one MUFU.EX2); 2^(−∞) = +0.
-__device__ __forceinline__ float Exp2(float x) {
-  float y;
-  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
-  return y;
-}
+// 2^x on the special-function unit (one MUFU.EX2; 2^(−∞) = +0): device_common.cuh's.
+using device::FastExp2;
 
 // ---------------------------------------------------------------------------------------------------------
 // [SECTION] 2. Traits
@@ -422,7 +418,7 @@ __global__ void __launch_bounds__(Flash2MmaTraits<kD, kFlags, kKeysPerTile>::kTh
         max_scaled[mi][r] = tile_max[r] == -INFINITY ? 0.0f : tile_max[r] * scale_log2;
         const bool moved = tile_max[r] != row_max[mi][r];
         any_max_moved |= moved;
-        alpha[mi][r] = moved ? Exp2(row_max[mi][r] * scale_log2 - max_scaled[mi][r]) : 1.0f;
+        alpha[mi][r] = moved ? FastExp2(row_max[mi][r] * scale_log2 - max_scaled[mi][r]) : 1.0f;
         row_max[mi][r] = tile_max[r];
         row_sum[mi][r] *= alpha[mi][r];
       }
@@ -436,7 +432,7 @@ __global__ void __launch_bounds__(Flash2MmaTraits<kD, kFlags, kKeysPerTile>::kTh
       for (int t = 0; t < kSTiles; ++t)
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
-          s[mi][t][e] = Exp2(fmaf(s[mi][t][e], scale_log2, -max_scaled[mi][e / 2]));
+          s[mi][t][e] = FastExp2(fmaf(s[mi][t][e], scale_log2, -max_scaled[mi][e / 2]));
           row_sum[mi][e / 2] += s[mi][t][e];
         }
 

@@ -52,6 +52,7 @@
 #include <type_traits>
 
 #include "kernels/common/format.h"
+#include "kernels/cuda/device_common.cuh"
 
 #if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #error "flash3_wgmma.cu must be compiled for sm_90a only (-gencode=arch=compute_90a,code=sm_90a): wgmma, setmaxnreg"
@@ -151,23 +152,9 @@ __device__ __forceinline__ void SetMaxRegistersDecrease() {
   asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(kRegisters));
 }
 
-// 2^x on the special-function unit; 2^(−∞) = +0.
-__device__ __forceinline__ float Exp2(float x) {
-  float y;
-  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
-  return y;
-}
-
-template <typename T>
-__device__ __forceinline__ std::uint32_t PackPair(float low, float high) {
-  if constexpr (std::is_same_v<T, __half>) {
-    const __half2 pair = __floats2half2_rn(low, high);
-    return *reinterpret_cast<const std::uint32_t*>(&pair);
-  } else {
-    const __nv_bfloat162 pair = __floats2bfloat162_rn(low, high);
-    return *reinterpret_cast<const std::uint32_t*>(&pair);
-  }
-}
+// 2^x on the special-function unit (2^(−∞) = +0) and two floats packed into one register: device_common.cuh's.
+using device::FastExp2;
+using device::PackPair;
 
 // The wgmma instructions, one specialization per (element type, N): the accumulator list is spelled out
 // because inline PTX takes no arrays. Accumulator layout (per warp w of the warpgroup: rows 16w..16w+15;
@@ -520,14 +507,14 @@ __device__ __forceinline__ void SoftmaxTile(float (&s)[kSAcc], float (&row_max)[
     tile_max[r] = fmaxf(tile_max[r], __shfl_xor_sync(0xffffffffu, tile_max[r], 2));
     // A row with every key so far masked keeps m = −∞; subtract 0 then, so that no −∞ − (−∞) = NaN appears.
     max_scaled[r] = tile_max[r] == -INFINITY ? 0.0f : tile_max[r] * scale_log2;
-    alpha[r] = tile_max[r] != row_max[r] ? Exp2(row_max[r] * scale_log2 - max_scaled[r]) : 1.0f;
+    alpha[r] = tile_max[r] != row_max[r] ? FastExp2(row_max[r] * scale_log2 - max_scaled[r]) : 1.0f;
     row_max[r] = tile_max[r];
     row_sum[r] *= alpha[r];
   }
 #pragma unroll
   for (int i = 0; i < kSAcc; ++i) {
     const int r = (i / 2) % 2;  // accumulators 4t, 4t+1 are row g; 4t+2, 4t+3 row g+8
-    s[i] = Exp2(fmaf(s[i], scale_log2, -max_scaled[r]));
+    s[i] = FastExp2(fmaf(s[i], scale_log2, -max_scaled[r]));
     row_sum[r] += s[i];
   }
 }

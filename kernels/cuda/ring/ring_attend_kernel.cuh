@@ -279,7 +279,7 @@ __global__ void __launch_bounds__(RingAttendTraits<kD>::kThreads, RingAttendTrai
         tile_max[r] = fmaxf(tile_max[r], __shfl_xor_sync(0xffffffffu, tile_max[r], 2));
         const float m2_new = fmaxf(m2[mi][r], tile_max[r] * scale_log2);  // −∞·scale stays −∞ (scale > 0)
         // Both −∞ (no unmasked key yet): α = 1 and the exponent subtracts 0, so no −∞ − (−∞) = NaN appears.
-        alpha[mi][r] = m2_new == m2[mi][r] ? 1.0f : mma_detail::Exp2(m2[mi][r] - m2_new);
+        alpha[mi][r] = m2_new == m2[mi][r] ? 1.0f : device::FastExp2(m2[mi][r] - m2_new);
         subtract[mi][r] = m2_new == -INFINITY ? 0.0f : m2_new;
         m2[mi][r] = m2_new;
         row_sum[mi][r] *= alpha[mi][r];
@@ -292,7 +292,7 @@ __global__ void __launch_bounds__(RingAttendTraits<kD>::kThreads, RingAttendTrai
       for (int st = 0; st < kSTiles; ++st)
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
-          s[mi][st][e] = mma_detail::Exp2(fmaf(s[mi][st][e], scale_log2, -subtract[mi][e / 2]));
+          s[mi][st][e] = device::FastExp2(fmaf(s[mi][st][e], scale_log2, -subtract[mi][e / 2]));
           row_sum[mi][e / 2] += s[mi][st][e];
         }
 
