@@ -7,7 +7,7 @@ B·H = 1024 at N <= 2048, 256 at 4096, 64 at 8192, 16 at 16384 (H = 16), as in d
 TFLOP/s = 4·B·H·N²·d / time, halved for causal (the FlashAttention papers' convention; flash2_mma_bench uses the
 same).
 
-  python3 scripts/sdpa_peers.py [--n 1024,2048,...] [--d 64,128] [--dtype fp16,bf16] [--causal 0,1]
+  python3 scripts/sdpa_peers.py [--n 1024,2048,...] [--d 64,128,256] [--dtype fp16,bf16] [--causal 0,1]
                                 [--backends FLASH_ATTENTION,CUDNN_ATTENTION] [--reps 20] [--csv FILE]
 """
 import argparse
@@ -27,10 +27,43 @@ def ints(text):
     return [int(x) for x in text.split(",") if x]
 
 
+def median_ms(call, sets, reps):
+    """3 warm-ups, then the median in ms of `reps` calls, each timed by its own pair of CUDA events; call r takes
+    the input set sets[r % len(sets)] as its arguments. scripts/gemm_ceiling.py times with it too."""
+    for w in range(3):
+        call(*sets[w % len(sets)])
+    events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(reps)]
+    for r, (start, stop) in enumerate(events):
+        inputs = sets[r % len(sets)]
+        start.record()
+        call(*inputs)
+        stop.record()
+    torch.cuda.synchronize()
+    return statistics.median(start.elapsed_time(stop) for start, stop in events)
+
+
+def timed(run, flops, label, errors=(RuntimeError,)):
+    """(ms, TFLOP/s) of run() -> ms; where it raises one of `errors` (a backend refuses the shape), NaNs, after the
+    error's first line on stderr, so that the run goes on."""
+    try:
+        ms = run()
+    except errors as error:
+        print(f"{label}: {error}".splitlines()[0], file=sys.stderr)
+        return float("nan"), float("nan")
+    return ms, flops / (ms * 1e-3) / 1e12
+
+
+def write_csv(path, header, row_format, rows):
+    with open(path, "w") as out:
+        out.write(header + "\n")
+        for row in rows:
+            out.write(row_format % row + "\n")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=ints, default=[1024, 2048, 4096, 8192, 16384])
-    parser.add_argument("--d", type=ints, default=[64, 128])
+    parser.add_argument("--d", type=ints, default=[64, 128, 256])
     parser.add_argument("--dtype", default="fp16,bf16")
     parser.add_argument("--causal", type=ints, default=[0, 1])
     parser.add_argument("--backends", default="FLASH_ATTENTION,CUDNN_ATTENTION")
@@ -50,36 +83,20 @@ def main():
                             for _ in range(2)]
                     for backend_name in args.backends.split(","):
                         backend = getattr(SDPBackend, backend_name)
-                        try:
+
+                        def run():
                             with sdpa_kernel([backend]):
-                                for w in range(3):
-                                    q, k, v = sets[w % 2]
-                                    F.scaled_dot_product_attention(q, k, v, is_causal=bool(causal))
-                                events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
-                                          for _ in range(args.reps)]
-                                for r, (start, stop) in enumerate(events):
-                                    q, k, v = sets[r % 2]
-                                    start.record()
-                                    F.scaled_dot_product_attention(q, k, v, is_causal=bool(causal))
-                                    stop.record()
-                                torch.cuda.synchronize()
-                            ms = statistics.median(start.elapsed_time(stop) for start, stop in events)
-                            flops = 4.0 * bh * n * n * d * (0.5 if causal else 1.0)
-                            tflops = flops / (ms * 1e-3) / 1e12
-                        except RuntimeError as error:  # backend refuses the shape: say so, keep going
-                            ms, tflops = float("nan"), float("nan")
-                            print(f"{backend_name} {dtype_name} d={d} N={n} causal={causal}: {error}".splitlines()[0],
-                                  file=sys.stderr)
+                                return median_ms(lambda q, k, v: F.scaled_dot_product_attention(
+                                    q, k, v, is_causal=bool(causal)), sets, args.reps)
+                        flops = 4.0 * bh * n * n * d * (0.5 if causal else 1.0)
+                        ms, tflops = timed(run, flops, f"{backend_name} {dtype_name} d={d} N={n} causal={causal}")
                         print(f"{backend_name:16s} {dtype_name} d={d:3d} N={n:5d} B*H={bh:4d} causal={causal}: "
                               f"{ms:.3f} ms {tflops:.1f} TFLOP/s", flush=True)
                         rows.append((backend_name, dtype_name, d, n, bh, causal, ms, tflops))
                     del sets
                     torch.cuda.empty_cache()
     if args.csv:
-        with open(args.csv, "w") as out:
-            out.write("kernel,dtype,d,n,batch_heads,causal,median_ms,tflops\n")
-            for row in rows:
-                out.write("%s,%s,%d,%d,%d,%d,%.5f,%.2f\n" % row)
+        write_csv(args.csv, "kernel,dtype,d,n,batch_heads,causal,median_ms,tflops", "%s,%s,%d,%d,%d,%d,%.5f,%.2f", rows)
 
 
 if __name__ == "__main__":

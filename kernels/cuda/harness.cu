@@ -315,7 +315,7 @@ BenchRow ToBenchRow(const SweepPoint& point, DType dtype, const Measurement& m, 
 Measurement MeasureVariant(const VariantInfo& info, const AttentionShape& shape, DType dtype,
                            const MeasureOptions& options) {
   Measurement m;
-  m.tolerance = Tolerance(dtype);
+  m.tolerance = info.tolerance > 0 ? info.tolerance : Tolerance(dtype);
   m.hbm_bytes = info.hbm_bytes ? info.hbm_bytes(shape, dtype) : 0;
   const Variant* variant = FindVariant(info.id);
   if (!variant) return Failed(m, MeasureStatus::kError, Sprintf("%s is not in this build's registry", info.id));

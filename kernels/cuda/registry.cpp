@@ -84,6 +84,12 @@ double FusedHbmBytes(const AttentionShape& shape, DType dtype) {
   return 4.0 * Elements(shape) * static_cast<double>(DTypeBytes(dtype));
 }
 
+double QuantizedFp8HbmBytes(const AttentionShape& shape, DType dtype) {
+  const double input = static_cast<double>(DTypeBytes(dtype));
+  // 3 inputs read twice + 3 one-byte copies written + the copies read + O written.
+  return Elements(shape) * (3.0 * 2.0 * input + 3.0 + 3.0 + input);
+}
+
 double MaterializedFp32HbmBytes(const AttentionShape& shape, DType dtype) {
   // S written by the first kernel and read by the softmax, P written by the softmax and read by PV.
   return FusedHbmBytes(shape, dtype) + 4.0 * ScoreElements(shape) * 4.0;

@@ -34,6 +34,9 @@ struct VariantInfo {
   const char* launch;    // grid, block, shared memory, number of kernels
   const char* workspace; // what the device scratch holds, "none" when there is none
   HbmBytesFunction hbm_bytes;
+  // The largest |kernel − reference| the harness allows, when the variant computes in a narrower type than its
+  // inputs (flash3_fp8); 0: the dtype's own tolerance (harness.h, Tolerance).
+  double tolerance = 0;
 };
 
 // Every row, in the order of registry_rows.inc.
@@ -58,5 +61,8 @@ double FusedHbmBytes(const AttentionShape& shape, DType dtype);        // Q, K, 
 double MaterializedFp32HbmBytes(const AttentionShape& shape, DType dtype);  // + S and P (fp32) written and read
 double MaterializedHbmBytes(const AttentionShape& shape, DType dtype);  // + S and P in the input dtype
 double Algorithm1HbmBytes(const AttentionShape& shape, DType dtype);    // + O_i, ℓ_i, m_i (and Q_i) per K/V tile
+// flash3_fp8: the quantization reads Q, K, V twice (max |x|, then the rounding) and writes their e4m3 copies, the
+// attention reads the copies and writes O (in `dtype`).
+double QuantizedFp8HbmBytes(const AttentionShape& shape, DType dtype);
 
 }  // namespace flashviz::cuda

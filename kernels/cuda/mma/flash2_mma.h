@@ -71,6 +71,7 @@ std::size_t Flash2MmaWorkspaceBytes(const AttentionShape& shape, DType dtype);
 
 }  // namespace flashviz::cuda
 
-// kernels/cuda/registry.cu includes this header for every row of kernels/cuda/mma: the Hopper variant's three
+// kernels/cuda/registry.cu includes this header for every row of kernels/cuda/mma: the Hopper variants' three
 // functions come with it.
+#include "kernels/cuda/mma/flash3_fp8.h"    // IWYU pragma: export
 #include "kernels/cuda/mma/flash3_wgmma.h"  // IWYU pragma: export

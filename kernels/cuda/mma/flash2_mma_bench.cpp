@@ -1,7 +1,8 @@
 // flash2_mma_bench: the standalone driver for iterating on kernels/cuda/mma: flash2_mma and
 // flash3_wgmma. It validates, then times.
 //
-//   flash2_mma_bench time [--kernel flash2_mma,flash3_wgmma] [--n 1024,2048,...] [--d 64,128] [--dtype fp16,bf16]
+//   flash2_mma_bench time [--kernel flash2_mma,flash3_wgmma,flash3_fp8] [--n 1024,2048,...] [--d 64,128,256]
+//                         [--dtype fp16,bf16]
 //                         [--causal 0,1] [--options 0,8,...] [--reps 20] [--csv FILE]
 //   flash2_mma_bench sanitize [--kernel K] [OPTIONS-LIST]   one small checked launch per options word (default:
 //                                              every flash2_mma kernel; flash3_wgmma: 0, 1, 2, 4), dtype, d and causal
@@ -20,6 +21,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -47,15 +49,31 @@ std::vector<int> ParseList(const std::string& text) {
   return values;
 }
 
-// The kernels this driver runs: a launch function and the name of an options word.
+// The kernels this driver runs: the registry's three functions and the name of an options word.
 struct Kernel {
   const char* name;
   cudaError_t (*launch)(const AttentionArgs&);
+  std::optional<std::string> (*not_applicable)(const AttentionShape&, DType);  // such shapes are skipped
+  std::size_t (*workspace_bytes)(const AttentionShape&, DType);
   std::string (*options_name)(unsigned);
   unsigned all_options;  // an --options word with other bits is skipped for this kernel
+  // Options with this bit reuse what a launch without it left in the workspace (flash3_fp8's quantized inputs):
+  // such a launch on the validated input set goes first.
+  unsigned reuses_workspace = 0;
+  double relative_tolerance = 0;  // 0: mma_check::Tolerance of the dtype
 };
-const Kernel kKernels[] = {{"flash2_mma", &LaunchFlash2Mma, &Flash2MmaOptionsName, kFlash2MmaAllOptions},
-                           {"flash3_wgmma", &LaunchFlash3Wgmma, &Flash3WgmmaOptionsName, kFlash3WgmmaAllOptions}};
+const Kernel kKernels[] = {
+    {"flash2_mma", &LaunchFlash2Mma, &Flash2MmaNotApplicable, &Flash2MmaWorkspaceBytes, &Flash2MmaOptionsName,
+     kFlash2MmaAllOptions},
+    {"flash3_wgmma", &LaunchFlash3Wgmma, &Flash3WgmmaNotApplicable, &Flash3WgmmaWorkspaceBytes,
+     &Flash3WgmmaOptionsName, kFlash3WgmmaAllOptions},
+    // e4m3 rounds each input and P̃ to 2^-4 relative: the sampled rows' relative error stays far below that
+    // (the roundings average over keys); flash3_fp8.cu derives the per-element bound its test checks.
+    {"flash3_fp8", &LaunchFlash3Fp8, &Flash3Fp8NotApplicable, &Flash3Fp8WorkspaceBytes, &Flash3Fp8OptionsName,
+     kFlash3Fp8AllOptions, kFlash3Fp8Prequantized, 0.0625}};
+double RelativeTolerance(const Kernel& kernel, DType dtype) {
+  return kernel.relative_tolerance > 0 ? kernel.relative_tolerance : mma_check::Tolerance(dtype);
+}
 const Kernel* FindKernel(const std::string& name) {
   for (const Kernel& kernel : kKernels)
     if (name == kernel.name) return &kernel;
@@ -85,6 +103,11 @@ struct Buffers {
 // shared-memory block or which consumer warpgroup went wrong, for flash3_wgmma).
 bool Validate(const Kernel& kernel, const AttentionArgs& args, const std::string& label) {
   const int n = args.shape.n, heads = args.shape.batch * args.shape.heads;
+  if (args.options & kernel.reuses_workspace) {
+    AttentionArgs first = args;
+    first.options &= ~kernel.reuses_workspace;
+    CHECK_CUDA(kernel.launch(first));
+  }
   CHECK_CUDA(mma_check::Poison(args.o, static_cast<std::size_t>(heads) * n * args.shape.d, args.dtype, args.stream));
   CHECK_CUDA(kernel.launch(args));
   std::uint64_t non_finite = 0;
@@ -105,10 +128,10 @@ bool Validate(const Kernel& kernel, const AttentionArgs& args, const std::string
       return false;
     }
     worst = std::max(worst, c.relative_error);
-    if (c.non_finite || c.relative_error > mma_check::Tolerance(args.dtype)) {
+    if (c.non_finite || c.relative_error > RelativeTolerance(kernel, args.dtype)) {
       std::printf("FAIL %s: head %d rows %d..%d relative error %.3g (tolerance %.1g), %zu non-finite\n",
                   label.c_str(), sample[0], sample[1], sample[1] + rows - 1, c.relative_error,
-                  mma_check::Tolerance(args.dtype), c.non_finite);
+                  RelativeTolerance(kernel, args.dtype), c.non_finite);
       for (const auto& block : mma_check::BlockErrors(args, sample[0], sample[1], sample[1] + rows))
         std::printf("     rows %d..%d cols %d..%d: relative error %.3g\n", block.row_begin, block.row_end - 1,
                     block.col_begin, block.col_end - 1, block.relative_error);
@@ -146,7 +169,8 @@ int Time(int argc, char** argv) {
         const std::string name = value.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
         const Kernel* kernel = FindKernel(name);
         if (!kernel) {
-          std::fprintf(stderr, "flash2_mma_bench: unknown kernel %s (flash2_mma, flash3_wgmma)\n", name.c_str());
+          std::fprintf(stderr, "flash2_mma_bench: unknown kernel %s (flash2_mma, flash3_wgmma, flash3_fp8)\n",
+                       name.c_str());
           return 2;
         }
         kernels.push_back(kernel);
@@ -173,6 +197,16 @@ int Time(int argc, char** argv) {
     CHECK_CUDA(cudaMalloc(&buffers.v[set], max_elements * 2));
   }
   CHECK_CUDA(cudaMalloc(&buffers.o, max_elements * 2));
+  std::size_t workspace_bytes = 0;
+  for (const Kernel* kernel : kernels)
+    for (int n : ns)
+      for (int d : ds)
+        for (DType dtype : dtypes) {
+          const AttentionShape shape{BatchHeadsFor(n) / 16, 16, n, d, 1.0f, false};
+          workspace_bytes = std::max(workspace_bytes, kernel->workspace_bytes(shape, dtype));
+        }
+  void* workspace = nullptr;
+  if (workspace_bytes > 0) CHECK_CUDA(cudaMalloc(&workspace, workspace_bytes));
   cudaDeviceProp properties{};
   CHECK_CUDA(cudaGetDeviceProperties(&properties, 0));
   std::printf("device: %s, %d SMs, L2 %d MB\n", properties.name, properties.multiProcessorCount,
@@ -213,6 +247,9 @@ int Time(int argc, char** argv) {
             args.dtype = dtype;
             args.options = static_cast<unsigned>(option);
             args.o = buffers.o;
+            args.workspace = workspace;
+            args.workspace_bytes = workspace_bytes;
+            if (kernel->not_applicable(args.shape, dtype)) continue;
             const auto use_set = [&](int set) {
               args.q = buffers.q[set];
               args.k = buffers.k[set];
@@ -262,13 +299,17 @@ int Time(int argc, char** argv) {
 int Sanitize(const Kernel& kernel, const std::vector<int>& option_list) {
   const int n = 200, batch_heads = 2;
   int failures = 0;
-  for (int d : {64, 128}) {
+  for (int d : {64, 128, 256}) {
     const std::size_t elements = static_cast<std::size_t>(batch_heads) * n * d;
     void *q, *k, *v, *o;
     CHECK_CUDA(cudaMalloc(&q, elements * 2));
     CHECK_CUDA(cudaMalloc(&k, elements * 2));
     CHECK_CUDA(cudaMalloc(&v, elements * 2));
     CHECK_CUDA(cudaMalloc(&o, elements * 2));
+    const AttentionShape workspace_shape{1, batch_heads, n, d, 1.0f, false};
+    const std::size_t workspace_bytes = kernel.workspace_bytes(workspace_shape, DType::kBf16);
+    void* workspace = nullptr;
+    if (workspace_bytes > 0) CHECK_CUDA(cudaMalloc(&workspace, workspace_bytes));
     for (DType dtype : {DType::kFp16, DType::kBf16}) {
       CHECK_CUDA(mma_check::FillNormal(q, elements, dtype, 11, nullptr));
       CHECK_CUDA(mma_check::FillNormal(k, elements, dtype, 12, nullptr));
@@ -284,13 +325,17 @@ int Sanitize(const Kernel& kernel, const std::vector<int>& option_list) {
           args.v = v;
           args.o = o;
           args.options = options;
+          args.workspace = workspace;
+          args.workspace_bytes = workspace_bytes;
+          if (kernel.not_applicable(args.shape, dtype)) continue;
           const std::string label = Sprintf("sanitize %s[%s] %s d=%d causal=%d", kernel.name,
                                             kernel.options_name(options).c_str(), mma_check::DTypeName(dtype), d,
                                             causal);
           if (!Validate(kernel, args, label)) ++failures;
         }
     }
-    for (void* pointer : {q, k, v, o}) CHECK_CUDA(cudaFree(pointer));
+    for (void* pointer : {q, k, v, o, workspace})
+      if (pointer) CHECK_CUDA(cudaFree(pointer));
   }
   std::printf("sanitize: %d failure(s)\n", failures);
   return failures ? 1 : 0;
@@ -307,7 +352,7 @@ int main(int argc, char** argv) {
     if (argc > 3 && std::string(argv[2]) == "--kernel") {
       kernel = FindKernel(argv[3]);
       if (!kernel) {
-        std::fprintf(stderr, "flash2_mma_bench: unknown kernel %s (flash2_mma, flash3_wgmma)\n", argv[3]);
+        std::fprintf(stderr, "flash2_mma_bench: unknown kernel %s (flash2_mma, flash3_wgmma, flash3_fp8)\n", argv[3]);
         return 2;
       }
       next = 4;
@@ -316,9 +361,11 @@ int main(int argc, char** argv) {
     if (argc > next) options = ParseList(argv[next]);
     else if (kernel == &kKernels[0])
       for (unsigned o = 0; o <= kFlash2MmaKernelOptions; ++o) options.push_back(static_cast<int>(o));
+    else if (kernel == &kKernels[2])
+      options = {0, static_cast<int>(kFlash3Fp8Prequantized), static_cast<int>(kFlash3Fp8PingPong)};
     else
       options = {0, static_cast<int>(kFlash3WgmmaOtherGrid), static_cast<int>(kFlash3WgmmaSerialSoftmax),
-                 static_cast<int>(kFlash3WgmmaDirectStore)};
+                 static_cast<int>(kFlash3WgmmaDirectStore), static_cast<int>(kFlash3WgmmaPingPong)};
     return Sanitize(*kernel, options);
   }
   std::fprintf(stderr, "usage: flash2_mma_bench time [--kernel LIST --n LIST --d LIST --dtype LIST --causal LIST "

@@ -26,9 +26,12 @@ enum Flash3WgmmaOption : unsigned {
   // O_i stored straight from the accumulators (4-byte pairs) instead of through a shared-memory staging tile and
   // 16-byte coalesced stores. A kernel of its own.
   kFlash3WgmmaDirectStore = 1u << 2,
+  // Ping-pong: the two consumer warpgroups take turns issuing their GEMMs (named barriers), one's softmax
+  // overlapping the other's products. With the default overlapped loop only (ignored with serial-softmax).
+  kFlash3WgmmaPingPong = 1u << 3,
 };
 inline constexpr unsigned kFlash3WgmmaAllOptions =
-    kFlash3WgmmaOtherGrid | kFlash3WgmmaSerialSoftmax | kFlash3WgmmaDirectStore;
+    kFlash3WgmmaOtherGrid | kFlash3WgmmaSerialSoftmax | kFlash3WgmmaDirectStore | kFlash3WgmmaPingPong;
 
 std::string Flash3WgmmaOptionsName(unsigned options);
 

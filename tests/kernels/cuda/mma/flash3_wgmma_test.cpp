@@ -1,10 +1,10 @@
 // flash3_wgmma against the float64 reference: random and edge shapes (N < 128, N not a multiple of B_r = B_c =
-// 128, several heads), fp16 and bf16, d = 64 and 128, causal and not, both grids (one block per Q tile, and the
-// persistent grid with more (head, Q tile) pairs than blocks), both consumer schedules (softmax overlapped with
-// P̃V, and serial), both O stores (staged, direct); plus the "not applicable" answers. Every input is
-// fresh N(0, 1) noise from a seed printed on failure; the output is poisoned with NaN first, so an element the
-// kernel never wrote fails. Tolerances as flash2_mma's (mma_check::Tolerance). Needs a Hopper GPU (label gpu):
-// SKIPPED without a GPU, and on a GPU of another generation, with the reason.
+// 128, several heads), fp16 and bf16, d = 64, 128 and 256 (B_c = 80), causal and not, both grids (one block per Q
+// tile, and the persistent grid with more (head, Q tile) pairs than blocks), both consumer schedules (softmax
+// overlapped with P̃V, and serial), with and without ping-pong, both O stores (staged, direct); plus the "not
+// applicable" answers. Every input is fresh N(0, 1) noise from a seed printed on failure; the output is poisoned
+// with NaN first, so an element the kernel never wrote fails. Tolerances as flash2_mma's (mma_check::Tolerance).
+// Needs a Hopper GPU (label gpu): SKIPPED without a GPU, and on a GPU of another generation, with the reason.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
@@ -65,11 +65,14 @@ std::string CaseName(const ::testing::TestParamInfo<Case>& info) {
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryVariant, Flash3WgmmaMatchesReference,
-                         ::testing::Combine(::testing::Values(DType::kFp16, DType::kBf16), ::testing::Values(64, 128),
+                         ::testing::Combine(::testing::Values(DType::kFp16, DType::kBf16),
+                                            ::testing::Values(64, 128, 256),
                                             ::testing::Bool(),
                                             ::testing::Values(0u, unsigned{kFlash3WgmmaOtherGrid},
                                                               unsigned{kFlash3WgmmaSerialSoftmax},
                                                               unsigned{kFlash3WgmmaDirectStore},
+                                                              unsigned{kFlash3WgmmaPingPong},
+                                                              unsigned{kFlash3WgmmaPingPong | kFlash3WgmmaOtherGrid},
                                                               unsigned{kFlash3WgmmaAllOptions})),
                          CaseName);
 
@@ -79,10 +82,10 @@ INSTANTIATE_TEST_SUITE_P(EveryVariant, Flash3WgmmaMatchesReference,
 TEST(Flash3Wgmma, PersistentGridWalksManyTiles) {
   if (const std::string why = WhyNoHopper(); !why.empty()) GTEST_SKIP() << why;
   for (DType dtype : {DType::kFp16, DType::kBf16})
-    for (int d : {64, 128})
+    for (int d : {64, 128, 256})
       for (bool causal : {false, true})
         for (unsigned options : {0u, unsigned{kFlash3WgmmaOtherGrid}, unsigned{kFlash3WgmmaSerialSoftmax},
-                                 unsigned{kFlash3WgmmaDirectStore}}) {
+                                 unsigned{kFlash3WgmmaDirectStore}, unsigned{kFlash3WgmmaPingPong}}) {
           DeviceProblem problem(AttentionShape{4, 100, 300, d, 1.0f / std::sqrt(static_cast<float>(d)), causal},
                                 dtype, options);
           const std::uint64_t seed = FreshSeed();
@@ -97,7 +100,7 @@ TEST(Flash3Wgmma, PersistentGridWalksManyTiles) {
 TEST(Flash3Wgmma, LongSequenceSeveralHeads) {
   if (const std::string why = WhyNoHopper(); !why.empty()) GTEST_SKIP() << why;
   for (DType dtype : {DType::kFp16, DType::kBf16})
-    for (int d : {64, 128})
+    for (int d : {64, 128, 256})
       for (bool causal : {false, true}) {
         DeviceProblem problem(AttentionShape{1, 2, 1500, d, 0.3f, causal}, dtype, 0);
         const std::uint64_t seed = FreshSeed();
@@ -120,6 +123,10 @@ TEST(Flash3Wgmma, RepeatableBitForBit) {
 TEST(Flash3Wgmma, SaysWhyItDoesNotApply) {
   const AttentionShape good{1, 1, 256, 64, 0.125f, false};
   EXPECT_NE(Flash3WgmmaNotApplicable(good, DType::kFp32).value_or("").find("fp32"), std::string::npos);
+  AttentionShape d256 = good;
+  d256.d = 256;
+  // d = 256 is not refused for its d (without a Hopper GPU it is refused for the device).
+  EXPECT_EQ(Flash3WgmmaNotApplicable(d256, DType::kFp16).value_or("").find("d = "), std::string::npos);
   AttentionShape d96 = good;
   d96.d = 96;
   EXPECT_NE(Flash3WgmmaNotApplicable(d96, DType::kFp16).value_or("").find("d = 96"), std::string::npos);
@@ -133,14 +140,14 @@ TEST(Flash3Wgmma, SaysWhyItDoesNotApply) {
   AttentionArgs args;
   args.shape = good;
   args.dtype = DType::kFp16;
-  args.options = 1u << 3;
+  args.options = 1u << 4;
   EXPECT_EQ(LaunchFlash3Wgmma(args), cudaErrorInvalidValue);  // unknown bit: refused before any pointer is touched
   args.options = 0;
   EXPECT_EQ(LaunchFlash3Wgmma(args), cudaErrorInvalidValue);  // null tensors
   EXPECT_EQ(Flash3WgmmaOptionsName(0), "default");
   EXPECT_EQ(Flash3WgmmaOptionsName(kFlash3WgmmaOtherGrid), "other-grid");
-  EXPECT_EQ(Flash3WgmmaOptionsName(kFlash3WgmmaAllOptions), "other-grid+serial-softmax+direct-store");
-  EXPECT_EQ(Flash3WgmmaOptionsName(kFlash3WgmmaOtherGrid | 8u), "other-grid+unknown-0x8");
+  EXPECT_EQ(Flash3WgmmaOptionsName(kFlash3WgmmaAllOptions), "other-grid+serial-softmax+direct-store+ping-pong");
+  EXPECT_EQ(Flash3WgmmaOptionsName(kFlash3WgmmaOtherGrid | 16u), "other-grid+unknown-0x10");
 }
 
 }  // namespace

@@ -1,0 +1,262 @@
+// flash3_fp8: FlashAttention's forward pass on e4m3 inputs, flash3_wgmma's kernel (flash3_kernel.cuh) with the
+// 8-bit wgmma (m64nNk32, fp32 accumulators). FlashAttention-3 (Shah et al., 2024, section 3.3) does the same on
+// Hopper; PyTorch's SDPA has no fp8 path.
+//
+// [SECTION] index
+//   1. Quantization: absolute maxima, Q and K to e4m3, V to e4m3 transposed (keys in the kernel's P̃ order)
+//   2. Host: workspace, tensor maps, the registry's three functions
+//
+// Per-tensor scales: x̂ = descale_x · e4m3(x / descale_x), descale_x = max|x| / 448, so each tensor's largest
+// value maps to e4m3's largest. The kernel multiplies the raw e4m3 products and folds the factors back in:
+// S = descale_q · descale_k · (Q₈ K₈ᵀ) inside the exponent's scale, O = descale_v · (P̃₈ V₈) / ℓ at the end.
+// Inside the kernel P̃ (scaled by 2^8, flash3_kernel.cuh) is rounded to e4m3 for P̃V; ℓ sums the unrounded P̃.
+//
+// Error bound (tests/kernels/cuda/mma/flash3_fp8_test.cpp evaluates it per element in float64, and
+// kernels/README.md reports the measured error next to it). For row i with exact scores s_j = scale·q̂·k̂_j on the
+// dequantized inputs, p_j = e^(s_j − max s), ℓ = Σ p_j, O = Σ p_j v̂_j / ℓ:
+//   - S: the products of two e4m3 are exact, but Hopper's fp8 tensor cores do not keep all of fp32 while they add
+//     (about 14 bits, DeepSeek-V3 technical report, 2024): we take a relative error of 2^-14 per k32 step added
+//     into an accumulator, ε_S = 2^-14·(d/32 + 1) of Σ_l |q̂_l k̂_l|, so |ŝ_j − s_j| ≤ E = scale·ε_S·max_j
+//     Σ_l |q̂_l k̂_jl| (+ 2^-13 for the exponential itself: 2^-22 on the special-function unit, 7.5e-5 for the
+//     polynomial that computes part of them, flash3_kernel.cuh). Every p_j/ℓ then moves by at most a factor
+//     κ = e^(2E) (E in the numerator and in ℓ).
+//   - P̃ to e4m3 (3 mantissa bits, round to nearest): relative error u = 2^-4 where P̃·2^8 is normal (p ≥ 2^-14),
+//     else at most min(p, 2^-18) absolute (half of the subnormal spacing 2^-9, over 2^8).
+//   - P̃V accumulates over all N keys: ε_O = 2^-14·(N/32 + 1); O is rounded to bf16 (relative 2^-8).
+//   |Ô_n − O_n| ≤ [(κ(1+ε_O) − 1)·Σ_j p_j |v̂_jn| + κ(1+ε_O)·Σ_j r_j |v̂_jn|] / ℓ + 2^-8·(|O_n| + that),
+//   with r_j the P̃ rounding bound above. Against the unquantized inputs add the inputs' own rounding: the score
+//   perturbation |scale·(q̂·k̂_j − q·k_j)| joins E, and Σ_j p_j |v̂_jn − v_jn| / ℓ joins the sum (each x̂ is within
+//   2^-4·|x| of x, or 2^-10·descale_x below e4m3's normal range).
+#include "kernels/cuda/mma/flash3_fp8.h"
+
+#include <cuda.h>
+#include <cuda_bf16.h>
+#include <cuda_fp8.h>
+#include <cuda_runtime.h>
+
+#include <cmath>
+#include <cstdint>
+#include <type_traits>
+
+#include "kernels/common/format.h"
+#include "kernels/cuda/mma/flash3_kernel.cuh"
+#include "kernels/cuda/mma/hopper_host.h"
+
+#if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#error "flash3_fp8.cu must be compiled for sm_90a only (-gencode=arch=compute_90a,code=sm_90a): wgmma, setmaxnreg"
+#endif
+
+namespace flashviz::cuda {
+namespace fp8_detail {
+
+// ---------------------------------------------------------------------------------------------------------
+// [SECTION] 1. Quantization
+// ---------------------------------------------------------------------------------------------------------
+
+constexpr float kE4m3Max = 448.0f;
+
+// max |x| of Q, K and V (blockIdx.y picks the tensor), 8 elements (16 bytes) a load, as float bits: non-negative
+// floats order as integers. `elements` is a multiple of 8 (d is).
+__global__ void AbsMaxKernel(const __nv_bfloat16* q, const __nv_bfloat16* k, const __nv_bfloat16* v, long long elements,
+                             std::uint32_t* amax) {
+  const auto* x = reinterpret_cast<const uint4*>(blockIdx.y == 0 ? q : blockIdx.y == 1 ? k : v);
+  float local = 0.0f;
+  for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < elements / 8;
+       i += static_cast<long long>(gridDim.x) * blockDim.x) {
+    const uint4 raw = x[i];
+    const auto* pairs = reinterpret_cast<const __nv_bfloat162*>(&raw);
+#pragma unroll
+    for (int p = 0; p < 4; ++p) {
+      const float2 value = __bfloat1622float2(pairs[p]);
+      local = fmaxf(local, fmaxf(fabsf(value.x), fabsf(value.y)));
+    }
+  }
+  for (int offset = 16; offset > 0; offset /= 2) local = fmaxf(local, __shfl_xor_sync(0xffffffffu, local, offset));
+  if (threadIdx.x % 32 == 0) atomicMax(amax + blockIdx.y, __float_as_uint(local));
+}
+
+__device__ __forceinline__ float Descale(std::uint32_t amax_bits) {
+  const float amax = __uint_as_float(amax_bits);
+  return amax > 0.0f ? amax / kE4m3Max : 1.0f;
+}
+
+// Q and K to e4m3 (blockIdx.y: 0 Q, 1 K), 8 elements a thread; block 0 also publishes the three descale factors.
+__global__ void QuantizeQKKernel(const __nv_bfloat16* q, const __nv_bfloat16* k, long long elements,
+                                 const std::uint32_t* amax, float* descale, std::uint8_t* q8, std::uint8_t* k8) {
+  if (blockIdx.x == 0 && blockIdx.y == 0 && threadIdx.x < 3) descale[threadIdx.x] = Descale(amax[threadIdx.x]);
+  const __nv_bfloat16* x = blockIdx.y == 0 ? q : k;
+  std::uint8_t* out = blockIdx.y == 0 ? q8 : k8;
+  const float scale = 1.0f / Descale(amax[blockIdx.y]);
+  const long long groups = elements / 8;  // d is a multiple of 8
+  for (long long g = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; g < groups;
+       g += static_cast<long long>(gridDim.x) * blockDim.x) {
+    const uint4 raw = reinterpret_cast<const uint4*>(x)[g];
+    const auto* pairs = reinterpret_cast<const __nv_bfloat162*>(&raw);
+    std::uint32_t packed[2];
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      const float2 a = __bfloat1622float2(pairs[2 * half]), b = __bfloat1622float2(pairs[2 * half + 1]);
+      packed[half] = wgmma_detail::PackFp8x4(a.x * scale, a.y * scale, b.x * scale, b.y * scale);
+    }
+    reinterpret_cast<uint2*>(out)[g] = make_uint2(packed[0], packed[1]);
+  }
+}
+
+// Vᵀ in e4m3: block (g, head) takes keys 32g..32g+31 of one head (zeros past N) and writes them as 32 bytes of
+// each of the d rows of Vᵀ, key a at position Fp8KeyPosition(a) of its group.
+template <int kD>
+__global__ void QuantizeVTransposedKernel(const __nv_bfloat16* v, int n, int key_stride, const std::uint32_t* amax,
+                                          std::uint8_t* vt8) {
+  __shared__ std::uint8_t tile[32][kD + 4];
+  const float scale = 1.0f / Descale(amax[2]);
+  const long long head = blockIdx.y;
+  const int key0 = blockIdx.x * 32;
+  for (int index = threadIdx.x; index < 32 * kD; index += blockDim.x) {
+    const int key = index / kD, column = index % kD;
+    const float value = key0 + key < n ? __bfloat162float(v[(head * n + key0 + key) * kD + column]) * scale : 0.0f;
+    tile[key][column] = static_cast<std::uint8_t>(__nv_cvt_float_to_fp8(value, __NV_SATFINITE, __NV_E4M3));
+  }
+  __syncthreads();
+  // A thread writes 4 positions (4 bytes) of one row of Vᵀ: position p holds key 8h + 2c + e with
+  // p = 16·(h/2) + 4c + 2·(h mod 2) + e (the inverse of Fp8KeyPosition within the group).
+  for (int index = threadIdx.x; index < kD * 8; index += blockDim.x) {
+    const int row = index / 8, position0 = (index % 8) * 4;
+    std::uint32_t word = 0;
+#pragma unroll
+    for (int b = 0; b < 4; ++b) {
+      const int p = position0 + b, half = p / 16, c = (p % 16) / 4, odd = (p % 4) / 2, e = p % 2;
+      const int key = 8 * (2 * half + odd) + 2 * c + e;
+      word |= static_cast<std::uint32_t>(tile[key][row]) << (8 * b);
+    }
+    *reinterpret_cast<std::uint32_t*>(vt8 + (head * kD + row) * key_stride + key0 + position0) = word;
+  }
+}
+
+}  // namespace fp8_detail
+
+// ---------------------------------------------------------------------------------------------------------
+// [SECTION] 2. Host
+// ---------------------------------------------------------------------------------------------------------
+
+Flash3Fp8Workspace Flash3Fp8WorkspaceLayout(const AttentionShape& shape) {
+  const auto align = [](std::size_t bytes) { return (bytes + 255) / 256 * 256; };
+  Flash3Fp8Workspace layout;
+  layout.key_stride = (shape.n + 31) / 32 * 32;
+  const std::size_t heads = static_cast<std::size_t>(shape.Heads());
+  const std::size_t qk_bytes = align(heads * static_cast<std::size_t>(shape.n) * shape.d);
+  layout.amax = 0;
+  layout.descale = 16;
+  layout.q = 256;
+  layout.k = layout.q + qk_bytes;
+  layout.vt = layout.k + qk_bytes;
+  layout.bytes = layout.vt + align(heads * static_cast<std::size_t>(shape.d) * layout.key_stride);
+  return layout;
+}
+
+std::string Flash3Fp8OptionsName(unsigned options) {
+  if (options == 0) return "default";
+  std::string name;
+  if (options & kFlash3Fp8Prequantized) name = "prequantized";
+  if (options & kFlash3Fp8PingPong) name += name.empty() ? "ping-pong" : "+ping-pong";
+  if (options & ~kFlash3Fp8AllOptions)
+    name += (name.empty() ? "" : "+") + Sprintf("unknown-0x%x", options & ~kFlash3Fp8AllOptions);
+  return name;
+}
+
+std::optional<std::string> Flash3Fp8NotApplicable(const AttentionShape& shape, DType dtype) {
+  if (dtype != DType::kBf16) return "flash3_fp8 takes bf16 inputs (quantized to e4m3 on the device) and writes bf16";
+  if (shape.d != 128 && shape.d != 256) return Sprintf("d = %d: only d = 128 and 256", shape.d);
+  if (shape.n < 1) return Sprintf("N = %d: N must be at least 1", shape.n);
+  if (shape.batch < 1 || shape.heads < 1)
+    return Sprintf("batch %d, heads %d: both must be at least 1", shape.batch, shape.heads);
+  const long long batch_heads = static_cast<long long>(shape.batch) * shape.heads;
+  if (batch_heads > 65535)
+    return Sprintf("B·H = %lld: at most 65535 (one grid row per head to quantize V)", batch_heads);
+  if (batch_heads * ((shape.n + 127) / 128) > 0x7fffffffll)
+    return Sprintf("B·H = %lld with N = %d: more than 2^31 - 1 (head, Q tile) pairs", batch_heads, shape.n);
+  if (batch_heads * (shape.n + 31) * shape.d > (1ll << 40))
+    return "B·H·N·d over 2^40 elements (the tensor map's reach)";
+  if (!(shape.scale > 0.0f) || !std::isfinite(shape.scale))
+    return Sprintf("scale = %g: flash3_fp8 needs a positive finite scale", static_cast<double>(shape.scale));
+  static const std::optional<std::string> device = hopper_host::DeviceNotHopper("flash3_fp8");
+  return device;
+}
+
+std::size_t Flash3Fp8WorkspaceBytes(const AttentionShape& shape, DType /*dtype*/) {
+  return Flash3Fp8WorkspaceLayout(shape).bytes;
+}
+
+cudaError_t LaunchFlash3Fp8(const AttentionArgs& args) {
+  if (args.options & ~kFlash3Fp8AllOptions) return cudaErrorInvalidValue;
+  for (const void* pointer : {args.q, args.k, args.v, static_cast<const void*>(args.o)})
+    if (pointer == nullptr || reinterpret_cast<std::uintptr_t>(pointer) % 16 != 0) return cudaErrorInvalidValue;
+  // The quantized tensors start 256-byte aligned within it (TMA wants 16).
+  if (args.workspace == nullptr || reinterpret_cast<std::uintptr_t>(args.workspace) % 256 != 0)
+    return cudaErrorInvalidValue;
+  if (auto reason = Flash3Fp8NotApplicable(args.shape, args.dtype))
+    return reason->rfind("compute capability", 0) == 0 || reason->rfind("no CUDA", 0) == 0 ? cudaErrorInvalidDevice
+                                                                                           : cudaErrorInvalidValue;
+  const Flash3Fp8Workspace layout = Flash3Fp8WorkspaceLayout(args.shape);
+  if (args.workspace_bytes < layout.bytes) return cudaErrorInvalidValue;
+  const int batch_heads = args.shape.batch * args.shape.heads, n = args.shape.n, d = args.shape.d;
+  auto* workspace = static_cast<unsigned char*>(args.workspace);
+  auto* amax = reinterpret_cast<std::uint32_t*>(workspace + layout.amax);
+  auto* descale = reinterpret_cast<float*>(workspace + layout.descale);
+  auto* q8 = workspace + layout.q;
+  auto* k8 = workspace + layout.k;
+  auto* vt8 = workspace + layout.vt;
+  const int multiprocessors = hopper_host::MultiprocessorCount();
+
+  if (!(args.options & kFlash3Fp8Prequantized)) {
+    const long long elements = static_cast<long long>(batch_heads) * n * d;
+    const auto* q = static_cast<const __nv_bfloat16*>(args.q);
+    const auto* k = static_cast<const __nv_bfloat16*>(args.k);
+    const auto* v = static_cast<const __nv_bfloat16*>(args.v);
+    if (const cudaError_t error = cudaMemsetAsync(amax, 0, 3 * sizeof(std::uint32_t), args.stream);
+        error != cudaSuccess)
+      return error;
+    const int blocks = std::max(1, 4 * multiprocessors);
+    fp8_detail::AbsMaxKernel<<<dim3(blocks, 3), 256, 0, args.stream>>>(q, k, v, elements, amax);
+    fp8_detail::QuantizeQKKernel<<<dim3(blocks, 2), 256, 0, args.stream>>>(q, k, elements, amax, descale, q8, k8);
+    const dim3 v_grid(layout.key_stride / 32, batch_heads);
+    if (d == 128)
+      fp8_detail::QuantizeVTransposedKernel<128><<<v_grid, 256, 0, args.stream>>>(v, n, layout.key_stride, amax, vt8);
+    else
+      fp8_detail::QuantizeVTransposedKernel<256><<<v_grid, 256, 0, args.stream>>>(v, n, layout.key_stride, amax, vt8);
+    if (const cudaError_t error = cudaGetLastError(); error != cudaSuccess) return error;
+  }
+
+  using wgmma_detail::Flash3Params;
+  CUtensorMap q_map, k_map, v_map;
+  constexpr auto kType = CU_TENSOR_MAP_DATA_TYPE_UINT8;
+  if (!hopper_host::EncodeTensorMap3d(&q_map, kType, 1, q8, d, n, batch_heads, 128) ||
+      !hopper_host::EncodeTensorMap3d(&k_map, kType, 1, k8, d, n, batch_heads, 128) ||
+      !hopper_host::EncodeTensorMap3d(&v_map, kType, 1, vt8, layout.key_stride, d, batch_heads, d))
+    return cudaErrorInvalidValue;
+  const int q_tiles = (n + 127) / 128;
+  const Flash3Params params{args.o,
+                            descale,
+                            n,
+                            q_tiles,
+                            q_tiles * batch_heads,
+                            args.shape.scale * 1.4426950408889634f,
+                            args.shape.causal ? 1 : 0};
+  // The grid as flash3_wgmma's at d = 128: persistent, causal one block per Q tile.
+  const bool persistent = !args.shape.causal;
+  using wgmma_detail::kFlagOverlapSoftmax;
+  using wgmma_detail::kFlagStagedStore;
+  using wgmma_detail::LaunchFlash3Kernel;
+  using Fp8 = __nv_fp8_e4m3;
+  constexpr unsigned kFlags = kFlagOverlapSoftmax | kFlagStagedStore;
+  const auto launch = [&](auto head_dim) {
+    constexpr int kD = decltype(head_dim)::value;
+    return (args.options & kFlash3Fp8PingPong)
+               ? LaunchFlash3Kernel<Fp8, kD, kFlags | wgmma_detail::kFlagPingPong>(args.stream, q_map, k_map, v_map,
+                                                                                   params, persistent, multiprocessors)
+               : LaunchFlash3Kernel<Fp8, kD, kFlags>(args.stream, q_map, k_map, v_map, params, persistent,
+                                                     multiprocessors);
+  };
+  return d == 128 ? launch(std::integral_constant<int, 128>{}) : launch(std::integral_constant<int, 256>{});
+}
+
+}  // namespace flashviz::cuda

@@ -1,0 +1,651 @@
+// The kernel of flash3_wgmma (fp16/bf16, flash3_wgmma.cu) and flash3_fp8 (e4m3, flash3_fp8.cu): FlashAttention's
+// forward pass on Hopper's own instructions, after FlashAttention-3 (Shah, Bikshandi, Zhang, Thakkar, Ramani, Dao,
+// 2024). flash3_wgmma.cu's header says what it changes versus flash2_mma and the shared-memory layout; this file
+// is the kernel those two translation units instantiate (sm_90a only).
+//
+// [SECTION] index
+//   2. Traits: tiles, stages, the shared-memory layout (per element type and d)
+//   3. The kernel: producer warpgroup (TMA) and two consumer warpgroups (wgmma + online softmax)
+// (Section 1, the PTX wrappers, is hopper.cuh; section 4, the host side, is in each .cu.)
+//
+// What the element type changes: 16 bits read 64 columns per 128-byte swizzle block and multiply in k-steps of 16;
+// e4m3 reads 128 and multiplies in k-steps of 32, takes V_j transposed (8-bit B operands are K-major only), packs
+// P̃ in a key order that Vᵀ's keys follow (PackP), scales P̃ by 2^8 and writes O in bf16 after the dequantization
+// factors (Flash3Params::descale).
+#pragma once
+
+#include <cuda.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_fp8.h>
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <type_traits>
+
+#include "kernels/cuda/mma/hopper.cuh"
+
+namespace flashviz::cuda::wgmma_detail {
+
+using namespace hopper;  // the PTX wrappers and Wgmma<Element, N>
+
+// ---------------------------------------------------------------------------------------------------------
+// [SECTION] 2. Traits
+// ---------------------------------------------------------------------------------------------------------
+
+// The kernel's compile-time choice (AttentionArgs::options flips it; see flash3_wgmma.h).
+enum Flash3Flag : unsigned {
+  // Inside a consumer warpgroup, the softmax of tile j runs while the tensor cores add P̃_{j−1} V_{j−1}
+  // (FlashAttention-3's intra-warpgroup overlap): S_j and P̃_{j−1}V_{j−1} are issued together, S_j is waited for
+  // alone, and O is rescaled once the product landed. Off: S_j, softmax, P̃_j V_j one after the other.
+  kFlagOverlapSoftmax = 1u << 0,
+  // O_i leaves through a shared-memory staging tile in 16-byte coalesced stores (a warp writes 512 contiguous
+  // bytes) instead of 4-byte stores straight from the accumulators (a warp instruction: 8 rows × 16 bytes).
+  kFlagStagedStore = 1u << 1,
+  // Causal on the persistent grid (the host sets it, no options bit): the work tiles longest first over all heads
+  // and the grid's passes snaking (DecodeWorkTile, BlockWork), so the static schedule ends with short tiles everywhere
+  // instead of some blocks' long ones. Off: head-major, which keeps a head's K/V in L2 for the blocks running at once.
+  kFlagLongestFirst = 1u << 2,
+  // Ping-pong (FlashAttention-3's inter-warpgroup overlap; with kFlagOverlapSoftmax only): the two consumer
+  // warpgroups take turns issuing their GEMMs, handing the turn over through named barriers, so that one's
+  // softmax runs while the other's products keep the tensor cores busy.
+  kFlagPingPong = 1u << 3,
+};
+inline constexpr unsigned kFlash3FlagCount = 4;
+
+// fp8 (e4m3) inputs: one byte an element, k = 32 per wgmma, and V_j given transposed (wgmma reads 8-bit B
+// operands K-major only; Flash3Fp8 in flash3_fp8.cu writes Vᵀ when it quantizes).
+template <typename T>
+inline constexpr bool kIsFp8 = std::is_same_v<T, __nv_fp8_e4m3>;
+
+template <typename T, int kD>
+struct Flash3Traits {
+  static constexpr bool kFp8 = kIsFp8<T>;
+  using Out = std::conditional_t<kFp8, __nv_bfloat16, T>;  // O's element: fp8 writes bf16
+  static constexpr int kElementBytes = sizeof(T);
+  static constexpr int kBr = 128;  // B_r: two consumer warpgroups × 64 rows
+  // B_c: keys per K_j/V_j tile (the N of S = Q K_jᵀ). d = 256 in 16 bits takes 80 (FlashAttention-3's choice):
+  // Q_i (64 KB) and two stages of 80-key K_j and V_j (4 × 40 KB) fill the 227 KB, and S (40 registers), P̃ (20)
+  // and O (128) fit the consumers' 240 registers.
+  static constexpr int kBc = (!kFp8 && kD == 256) ? 80 : 128;
+  static constexpr int kKStep = 32 / kElementBytes;        // elements per wgmma k-step (32 bytes): 16 or 32
+  static constexpr int kRowBytes = kD * kElementBytes;     // one row of Q_i or K_j
+  static constexpr int kColumnBlocks = kRowBytes / 128;    // 128-byte swizzle blocks per row: 1, 2 or 4
+  static constexpr int kBoxColumns = 128 / kElementBytes;  // elements per TMA box row (= swizzle block)
+  // K/V ring depth: 16-bit d = 64 fits three (16 KB Q + 3 × 32 KB), d = 128 and 256 two; fp8 d = 128 four
+  // (16 KB Q + 4 × 32 KB + 32 KB O), fp8 d = 256 two (32 KB Q + 2 × 64 KB + 64 KB O).
+  static constexpr int kStages = kFp8 ? (kD == 128 ? 4 : 2) : kD == 64 ? 3 : 2;
+  // The O staging tile (16-byte stores) does not fit beside d = 256's Q_i and K/V stages: d = 256 stores O
+  // straight from the accumulators.
+  static constexpr bool kCanStageO = kFp8 || kD != 256;
+  static constexpr int kConsumers = 2;
+  static constexpr int kThreads = 128 * (1 + kConsumers);
+  static constexpr int kQBytes = kBr * kRowBytes;
+  static constexpr int kTileBytes = kBc * kRowBytes;  // one K_j or V_j tile (fp8: V_jᵀ, d rows × B_c keys)
+  static constexpr int kQBlockBytes = kBr * 128;      // one 128-byte column block of Q_i
+  static constexpr int kKVBlockBytes = kBc * 128;     // one 128-byte column block of K_j (and 16-bit V_j)
+  static constexpr int kOBlockBytes = kBr * 128;      // one 64-column block of the 16-bit O staging tile
+  static constexpr int kOBytes = kCanStageO ? kBr * kD * 2 : 0;
+  // Byte offsets from the 1024-aligned base: Q | K stages | V stages | O staging | barriers. (The O staging tile
+  // cannot reuse Q_i's buffer: the producer is already loading the next work tile's Q into it.)
+  static constexpr int kKOffset = kQBytes;
+  static constexpr int kVOffset = kKOffset + kStages * kTileBytes;
+  static constexpr int kOOffset = kVOffset + kStages * kTileBytes;
+  static constexpr int kBarrierOffset = kOOffset + kOBytes;
+  // Barriers: Q full, Q empty, then per stage K full, V full, K empty, V empty (K_j is released after S_j,
+  // V_j after P̃_j V_j, which with the overlap comes one tile later).
+  static constexpr int kBarriers = 2 + 4 * kStages;
+  static constexpr int kSharedBytes = kBarrierOffset + kBarriers * 8 + 1024;  // + 1024 to align the base
+  // An arrival per consumer warp releases a buffer.
+  static constexpr int kReleaseCount = 4 * kConsumers;
+  // P̃ as the A operand of P̃V: B_c / k-step register fragments of 4 registers.
+  static constexpr int kPSteps = kBc / kKStep;
+  // fp8 scales P̃ by 2^8 (P̃ ≤ 256 < 448, e4m3's largest) so that probabilities down to 2^-14 stay normal
+  // numbers instead of e4m3's subnormals below 2^-6; ℓ carries the same factor, so O = P̃V/ℓ is unchanged.
+  static constexpr float kPExponent = kFp8 ? 8.0f : 0.0f;
+  // fp8 at d = 128 halves the GEMMs' time but not the softmax's: per tile the special-function unit needs as many
+  // cycles for 2^x as the tensor cores for the GEMMs. Every kPolynomialEvery-th 2^x of P̃ goes to the FMA pipe
+  // (Exp2Polynomial) instead; 0: all on the special-function unit. H200, 2026-11-26 (kernels/README.md): every 4th
+  // is 6-15% faster there than none, every 3rd or 2nd slower than none; at fp8 d = 256 and 16-bit d = 64 every
+  // share tried was slower than none.
+  static constexpr int kPolynomialEvery = kFp8 && kD == 128 ? 4 : 0;
+  static_assert(kSharedBytes <= 227 * 1024, "fits one block per multiprocessor");
+  static_assert(kBc % kKStep == 0 && kBc % 8 == 0, "whole k-steps of P̃V");
+  static_assert(!kFp8 || kBc == 128, "fp8 Vᵀ tiles are one 128-byte swizzle block of keys");
+};
+
+// Registers: the kernel starts at 65536 / 384 → 168 a thread (__launch_bounds__(384, 1)); the producer gives
+// back to 24 and the consumers take 240 (24·128 + 2·240·128 = 64512 = 168·384).
+inline constexpr int kProducerRegisters = 24;
+inline constexpr int kConsumerRegisters = 240;
+
+struct Flash3Params {
+  void* o;
+  // fp8: the per-tensor dequantization factors of Q, K and V in device memory (written by the quantizing kernel
+  // just before); null for 16-bit inputs.
+  const float* descale;
+  int n;
+  int q_tiles;       // T_r = ⌈N / B_r⌉
+  int work_tiles;    // T_r · B·H (head, Q tile) pairs, head-major
+  float scale_log2;  // scale · log2(e)
+  int causal;
+};
+
+// Work tile w: Q tile `rank` of head h (causal: rank 0 is the last, longest, Q tile). Head-major, w = h·T_r + rank,
+// as in flash2_mma: consecutive tiles share a head, so blocks running at one time read the same K/V from L2. Longest
+// first (kFlagLongestFirst), w = rank·(B·H) + h: every head's longest tile before any shorter one.
+struct WorkTile {
+  int head;
+  int q_row0;
+  int kv_tiles;
+};
+template <int kBr, int kBc, bool kLongestFirst>
+__device__ __forceinline__ WorkTile DecodeWorkTile(int w, const Flash3Params& params) {
+  WorkTile tile;
+  int rank;
+  if constexpr (kLongestFirst) {
+    const int heads = params.work_tiles / params.q_tiles;
+    rank = w / heads;
+    tile.head = w - rank * heads;
+  } else {
+    tile.head = w / params.q_tiles;
+    rank = w - tile.head * params.q_tiles;
+  }
+  tile.q_row0 = (params.causal ? params.q_tiles - 1 - rank : rank) * kBr;
+  const int last_key = params.causal ? min(params.n, tile.q_row0 + kBr) - 1 : params.n - 1;
+  tile.kv_tiles = last_key / kBc + 1;
+  return tile;
+}
+
+// The block's `local`-th work tile, or ≥ params.work_tiles when it has no more.
+// The grid's G blocks take tiles pass by pass (pass p: p·G … p·G + G − 1); longest first, the passes snake (block
+// b takes p·G + b on even passes, p·G + G − 1 − b on odd ones), so a block that drew one of the longer tiles of a
+// pass draws one of the shorter of the next.
+template <bool kLongestFirst>
+__device__ __forceinline__ int BlockWork(int local, const Flash3Params& params) {
+  if constexpr (!kLongestFirst) {
+    return static_cast<int>(blockIdx.x) + local * static_cast<int>(gridDim.x);
+  } else {
+    const int blocks = static_cast<int>(gridDim.x), block = static_cast<int>(blockIdx.x);
+    const long long base = static_cast<long long>(local) * blocks;
+    if (base >= params.work_tiles) return params.work_tiles;
+    const int w = static_cast<int>(base) + ((local & 1) ? blocks - 1 - block : block);
+    return w < params.work_tiles ? w : params.work_tiles;
+  }
+}
+
+// The shared-memory addresses of a block's buffers and barriers.
+template <typename T, int kD>
+struct SharedLayout {
+  using Traits = Flash3Traits<T, kD>;
+  std::uint32_t base;
+  __device__ std::uint32_t Q() const { return base; }
+  __device__ std::uint32_t K(int stage) const { return base + Traits::kKOffset + stage * Traits::kTileBytes; }
+  __device__ std::uint32_t V(int stage) const { return base + Traits::kVOffset + stage * Traits::kTileBytes; }
+  __device__ std::uint32_t O() const { return base + Traits::kOOffset; }
+  __device__ std::uint32_t QFull() const { return base + Traits::kBarrierOffset; }
+  __device__ std::uint32_t QEmpty() const { return QFull() + 8; }
+  __device__ std::uint32_t KFull(int stage) const { return QFull() + 16 + 32 * stage; }
+  __device__ std::uint32_t VFull(int stage) const { return KFull(stage) + 8; }
+  __device__ std::uint32_t KEmpty(int stage) const { return KFull(stage) + 16; }
+  __device__ std::uint32_t VEmpty(int stage) const { return KFull(stage) + 24; }
+};
+
+// Position `it` of the K/V ring (counted over the block's whole life): its stage and the parity of the phase
+// that the stage's fill number it / kStages completes.
+template <int kStages>
+struct RingSlot {
+  int stage;
+  std::uint32_t parity;
+  __device__ explicit RingSlot(int it) : stage(it % kStages), parity(static_cast<std::uint32_t>(it / kStages) & 1u) {}
+};
+
+// ---------------------------------------------------------------------------------------------------------
+// [SECTION] 3. The kernel
+// ---------------------------------------------------------------------------------------------------------
+
+// The producer: one thread issues every copy. V_{it−1} is issued after K_it, so that a K stage, which frees
+// early (after S_it), is refilled without waiting for the V stage, which frees late (after P̃V). The next
+// work tile's Q waits until both consumers ran their last S GEMM on the current one.
+template <typename T, int kD, bool kLongestFirst>
+__device__ __forceinline__ void Produce(const SharedLayout<T, kD>& smem, const CUtensorMap& q_map,
+                                        const CUtensorMap& k_map, const CUtensorMap& v_map,
+                                        const Flash3Params& params) {
+  using Traits = Flash3Traits<T, kD>;
+  constexpr int kStages = Traits::kStages;
+  const auto load_tile = [&](const CUtensorMap& map, std::uint32_t destination, std::uint32_t full, int row, int head) {
+#pragma unroll
+    for (int block = 0; block < Traits::kColumnBlocks; ++block)
+      TmaLoad3d(destination + block * Traits::kKVBlockBytes, map, block * Traits::kBoxColumns, row, head, full);
+  };
+  const auto load_v = [&](int it, int row, int head) {
+    const RingSlot<kStages> slot(it);
+    if (it >= kStages) BarrierWait(smem.VEmpty(slot.stage), slot.parity ^ 1u);
+    BarrierArriveExpectBytes(smem.VFull(slot.stage), Traits::kTileBytes);
+    if constexpr (Traits::kFp8)
+      TmaLoad3d(smem.V(slot.stage), v_map, row, 0, head, smem.VFull(slot.stage));  // Vᵀ: B_c keys × d rows
+    else
+      load_tile(v_map, smem.V(slot.stage), smem.VFull(slot.stage), row, head);
+  };
+  int it = 0, local = 0;
+  int pending_v_row = -1, pending_v_head = 0;  // V_{it−1}, not issued yet (row −1: none)
+  for (int work = BlockWork<kLongestFirst>(0, params); work < params.work_tiles;
+       work = BlockWork<kLongestFirst>(++local, params)) {
+    const WorkTile tile = DecodeWorkTile<Traits::kBr, Traits::kBc, kLongestFirst>(work, params);
+    if (local > 0) BarrierWait(smem.QEmpty(), static_cast<std::uint32_t>(local - 1) & 1u);
+    BarrierArriveExpectBytes(smem.QFull(), Traits::kQBytes);
+#pragma unroll
+    for (int block = 0; block < Traits::kColumnBlocks; ++block)
+      TmaLoad3d(smem.Q() + block * Traits::kQBlockBytes, q_map, block * Traits::kBoxColumns, tile.q_row0, tile.head,
+                smem.QFull());
+    for (int j = 0; j < tile.kv_tiles; ++j, ++it) {
+      const RingSlot<kStages> slot(it);
+      // The fill before this one (fill number it / kStages − 1) completed phase parity ^ 1 of the empty barrier.
+      if (it >= kStages) BarrierWait(smem.KEmpty(slot.stage), slot.parity ^ 1u);
+      BarrierArriveExpectBytes(smem.KFull(slot.stage), Traits::kTileBytes);
+      load_tile(k_map, smem.K(slot.stage), smem.KFull(slot.stage), j * Traits::kBc, tile.head);
+      if (pending_v_row >= 0) load_v(it - 1, pending_v_row, pending_v_head);
+      pending_v_row = j * Traits::kBc;
+      pending_v_head = tile.head;
+    }
+  }
+  if (pending_v_row >= 0) load_v(it - 1, pending_v_row, pending_v_head);
+}
+
+// 2^x on the FMA pipe instead of the special-function unit (FlashAttention-4's remedy for an exponential-bound
+// softmax): x = n + f with n = round(x) (the 1.5·2^23 trick) and f in [−1/2, 1/2]; 2^f by a degree-3 polynomial
+// (relative error under 7.5e-5 = 2^-13.7, a Lawson minimax fit), 2^n added to the exponent bits. x below −126
+// gives 2^-126 (0 once P̃ is rounded to e4m3, 10^-38 in ℓ).
+__device__ __forceinline__ float Exp2Polynomial(float x) {
+  x = fmaxf(x, -126.0f);
+  const float shifted = x + 12582912.0f;  // 1.5·2^23: the float's low bits are round(x)
+  const float f = x - (shifted - 12582912.0f);
+  const float p = fmaf(fmaf(fmaf(0.0551716714f, f, 0.24261115f), f, 0.693260987f), f, 0.999928072f);
+  return __int_as_float(__float_as_int(p) + ((__float_as_int(shifted) - 0x4B400000) << 23));
+}
+
+// A consumer warp's rows g and g+8 (of its 16) in one tile: masking, the online-softmax statistics, and P̃ in
+// place of S (as floats). Returns α for the two rows (O_i must be multiplied by it).
+template <int kSAcc, int kPExponent, int kPolynomialEvery>
+__device__ __forceinline__ void SoftmaxTile(float (&s)[kSAcc], float (&row_max)[2], float (&row_sum)[2],
+                                            float (&alpha)[2], int kv_col0, int row_a, int warp_row0, int quad,
+                                            float scale_log2, const Flash3Params& params) {
+  constexpr int kBc = 2 * kSAcc, kSTiles = kBc / 8;
+  const int n = params.n;
+  // Mask only where needed: the tile that crosses N, and (causal) tiles that cross this warp's diagonal.
+  const bool crosses_n = kv_col0 + kBc > n;
+  const bool crosses_diagonal = params.causal && kv_col0 + kBc - 1 > warp_row0;
+  if (crosses_n || crosses_diagonal) {
+    const int row_b = row_a + 8;
+#pragma unroll
+    for (int t = 0; t < kSTiles; ++t)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const int col = kv_col0 + t * 8 + 2 * quad + e;
+        const bool out = col >= n;
+        if (out || (params.causal && col > row_a)) s[4 * t + e] = -INFINITY;
+        if (out || (params.causal && col > row_b)) s[4 * t + 2 + e] = -INFINITY;
+      }
+  }
+  // m_new = max(m_old, rowmax S); α = 2^(scale·log2e·(m_old − m_new)); P̃ = 2^(scale·log2e·S − scale·log2e·m_new).
+  // A quad of lanes holds a row's B_c keys.
+  float tile_max[2] = {row_max[0], row_max[1]};
+#pragma unroll
+  for (int t = 0; t < kSTiles; ++t) {
+    tile_max[0] = fmaxf(tile_max[0], fmaxf(s[4 * t], s[4 * t + 1]));
+    tile_max[1] = fmaxf(tile_max[1], fmaxf(s[4 * t + 2], s[4 * t + 3]));
+  }
+  float max_scaled[2];
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    tile_max[r] = fmaxf(tile_max[r], __shfl_xor_sync(0xffffffffu, tile_max[r], 1));
+    tile_max[r] = fmaxf(tile_max[r], __shfl_xor_sync(0xffffffffu, tile_max[r], 2));
+    // A row with every key so far masked keeps m = −∞; subtract 0 then, so that no −∞ − (−∞) = NaN appears.
+    max_scaled[r] = tile_max[r] == -INFINITY ? 0.0f : tile_max[r] * scale_log2;
+    alpha[r] = tile_max[r] != row_max[r] ? FastExp2(row_max[r] * scale_log2 - max_scaled[r]) : 1.0f;
+    if constexpr (kPExponent != 0) max_scaled[r] -= static_cast<float>(kPExponent);  // P̃ · 2^kPExponent
+    row_max[r] = tile_max[r];
+    row_sum[r] *= alpha[r];
+  }
+#pragma unroll
+  for (int i = 0; i < kSAcc; ++i) {
+    const int r = (i / 2) % 2;  // accumulators 4t, 4t+1 are row g; 4t+2, 4t+3 row g+8
+    const float x = fmaf(s[i], scale_log2, -max_scaled[r]);
+    // Every kPolynomialEvery-th 2^x on the FMA pipe, the rest on the special-function unit (Traits).
+    if constexpr (kPolynomialEvery > 0)
+      s[i] = i % kPolynomialEvery == kPolynomialEvery - 1 ? Exp2Polynomial(x) : FastExp2(x);
+    else
+      s[i] = FastExp2(x);
+    row_sum[r] += s[i];
+  }
+}
+
+// Four floats as four e4m3 bytes of one register, x0 in the lowest (round to nearest, saturating at ±448).
+__device__ __forceinline__ std::uint32_t PackFp8x4(float x0, float x1, float x2, float x3) {
+  const std::uint32_t low = __nv_cvt_float2_to_fp8x2(make_float2(x0, x1), __NV_SATFINITE, __NV_E4M3);
+  const std::uint32_t high = __nv_cvt_float2_to_fp8x2(make_float2(x2, x3), __NV_SATFINITE, __NV_E4M3);
+  return low | (high << 16);
+}
+
+// P̃ (as floats in the S accumulators) → the A operand of P̃V's k-step u.
+// 16 bits (keys 16u..16u+15, S tiles 2u and 2u+1): the accumulators of a lane are its A fragment, packed in pairs.
+// fp8 (keys 32u..32u+31): the A fragment of lane (g, c) is 4 bytes at k = 4c..4c+3 and 4 at k = 16+4c..16+4c+3
+// (rows g and g+8), while its accumulators hold keys 2c, 2c+1, 8+2c, 9+2c, 16+2c, 17+2c, 24+2c, 25+2c. Each lane
+// packs its own accumulators in that order, so key 8h + 2c + e lands at k = 16(h/2) + 4c + 2(h mod 2) + e: the
+// quantizer stores Vᵀ's keys in the same order within each 32 (Fp8KeyPosition, flash3_fp8.cu), and P̃V sums over
+// matching k. No shuffles.
+template <typename T, int kSAcc, int kPSteps>
+__device__ __forceinline__ void PackP(const float (&s)[kSAcc], std::uint32_t (&p)[kPSteps][4]) {
+  static_assert(kPSteps * (kIsFp8<T> ? 16 : 8) == kSAcc, "one fragment per k-step of P̃V");
+  if constexpr (kIsFp8<T>) {
+#pragma unroll
+    for (int u = 0; u < kSAcc / 16; ++u) {
+      const float* a = s + 16 * u;
+      p[u][0] = PackFp8x4(a[0], a[1], a[4], a[5]);      // row g,     keys 2c, 2c+1, 8+2c, 9+2c
+      p[u][1] = PackFp8x4(a[2], a[3], a[6], a[7]);      // row g + 8
+      p[u][2] = PackFp8x4(a[8], a[9], a[12], a[13]);    // row g,     keys 16+2c, 17+2c, 24+2c, 25+2c
+      p[u][3] = PackFp8x4(a[10], a[11], a[14], a[15]);  // row g + 8
+    }
+  } else {
+#pragma unroll
+    for (int u = 0; u < kSAcc / 8; ++u) {
+      p[u][0] = PackPair<T>(s[8 * u], s[8 * u + 1]);      // row g,     keys 16u + 2c, +1
+      p[u][1] = PackPair<T>(s[8 * u + 2], s[8 * u + 3]);  // row g + 8, the same keys
+      p[u][2] = PackPair<T>(s[8 * u + 4], s[8 * u + 5]);  // row g,     keys 16u + 8 + 2c, +1
+      p[u][3] = PackPair<T>(s[8 * u + 6], s[8 * u + 7]);  // row g + 8
+    }
+  }
+}
+
+template <int kCount>
+__device__ __forceinline__ void Rescale(float (&o)[kCount], const float (&alpha)[2]) {
+#pragma unroll
+  for (int i = 0; i < kCount; ++i) o[i] *= alpha[(i / 2) % 2];
+}
+
+// S = Q_i K_jᵀ for this consumer's 64 rows: one m64n{B_c} wgmma per 32 bytes of a row (d/16 k-steps of k16 in
+// 16 bits, d/32 of k32 in fp8); k-step ks reads 32 bytes at (ks mod 4)·32 of column block ks / 4 of both
+// operands. Issued, not waited for.
+template <typename T, int kD>
+__device__ __forceinline__ void IssueScores(float (&s)[Flash3Traits<T, kD>::kBc / 2], std::uint32_t q_consumer,
+                                            std::uint32_t k_stage) {
+  using Traits = Flash3Traits<T, kD>;
+#pragma unroll
+  for (int ks = 0; ks < Traits::kRowBytes / 32; ++ks) {
+    const std::uint32_t within = (ks % 4) * 32;
+    const std::uint64_t a_desc = SwizzledDescriptor(q_consumer + (ks / 4) * Traits::kQBlockBytes + within, 16, 1024);
+    const std::uint64_t b_desc = SwizzledDescriptor(k_stage + (ks / 4) * Traits::kKVBlockBytes + within, 16, 1024);
+    Wgmma<T, Traits::kBc>::SS(s, a_desc, b_desc, ks > 0);
+  }
+}
+// O += P̃ V_j: B_c / k-step wgmma of m64n{d}. 16 bits: V_j N-major (d contiguous; a k-step is 16 keys · 128
+// bytes further, the leading byte offset is one 64-column block). fp8: V_jᵀ K-major (keys contiguous, d rows;
+// a k-step is 32 bytes further within the row, as for K_j in S). Issued, not waited for.
+template <typename T, int kD>
+__device__ __forceinline__ void IssueOutput(float (&o)[kD / 2],
+                                            const std::uint32_t (&p)[Flash3Traits<T, kD>::kPSteps][4],
+                                            std::uint32_t v_stage) {
+  using Traits = Flash3Traits<T, kD>;
+#pragma unroll
+  for (int u = 0; u < Traits::kPSteps; ++u) {
+    const std::uint64_t b_desc = Traits::kFp8 ? SwizzledDescriptor(v_stage + u * 32, 16, 1024)
+                                              : SwizzledDescriptor(v_stage + u * 16 * 128, Traits::kKVBlockBytes, 1024);
+    Wgmma<T, kD>::RS(o, p[u], b_desc, 1);
+  }
+}
+
+// Grid: block b takes work tiles b, b + gridDim.x, ... (one each with one block per tile). Warpgroup 0 is the
+// producer, warpgroups 1 and 2 the consumers: consumer c owns rows 64c..64c+63 of Q_i, its warp w rows 16w.. of
+// those, and a lane rows g and g+8 of its warp's 16. Both sides walk the same work tiles and K/V tiles; the K/V
+// ring position `it` counts tiles over the block's whole life.
+template <typename T, int kD, unsigned kFlags>
+__global__ void __launch_bounds__(Flash3Traits<T, kD>::kThreads, 1)
+    Flash3WgmmaKernel(const __grid_constant__ CUtensorMap q_map, const __grid_constant__ CUtensorMap k_map,
+                      const __grid_constant__ CUtensorMap v_map, const Flash3Params params) {
+  using Traits = Flash3Traits<T, kD>;
+  using Out = typename Traits::Out;
+  constexpr int kBr = Traits::kBr, kBc = Traits::kBc, kStages = Traits::kStages;
+  constexpr bool kOverlap = (kFlags & kFlagOverlapSoftmax) != 0;
+  constexpr bool kLongestFirst = (kFlags & kFlagLongestFirst) != 0;
+  constexpr bool kStagedStore = (kFlags & kFlagStagedStore) != 0;
+  constexpr bool kPingPong = (kFlags & kFlagPingPong) != 0;
+  static_assert(!kStagedStore || Traits::kCanStageO, "no room for the O staging tile");
+  static_assert(!kPingPong || kOverlap, "ping-pong hands over the overlapped loop's GEMM issues");
+  extern __shared__ unsigned char shared_raw[];
+  const SharedLayout<T, kD> smem{(SharedAddress(shared_raw) + 1023u) & ~1023u};
+
+  const int warpgroup = threadIdx.x / 128;
+  if (threadIdx.x == 0) {
+    BarrierInit(smem.QFull(), 1);
+    BarrierInit(smem.QEmpty(), Traits::kReleaseCount);
+    for (int stage = 0; stage < kStages; ++stage) {
+      BarrierInit(smem.KFull(stage), 1);
+      BarrierInit(smem.VFull(stage), 1);
+      BarrierInit(smem.KEmpty(stage), Traits::kReleaseCount);
+      BarrierInit(smem.VEmpty(stage), Traits::kReleaseCount);
+    }
+    // The initialized barriers must be visible to the copy engine (the async proxy) as well.
+    asm volatile("fence.mbarrier_init.release.cluster;\nfence.proxy.async.shared::cta;\n" ::: "memory");
+  }
+  __syncthreads();
+
+  if (warpgroup == 0) {
+    // ---- Producer warpgroup: one thread issues every TMA copy; the other 127 give their registers back, leave.
+    SetMaxRegistersDecrease<kProducerRegisters>();
+    if (threadIdx.x == 0) {
+      TmaPrefetchDescriptor(q_map);
+      TmaPrefetchDescriptor(k_map);
+      TmaPrefetchDescriptor(v_map);
+      Produce<T, kD, kLongestFirst>(smem, q_map, k_map, v_map, params);
+    }
+  } else {
+    // ---- Consumer warpgroups: S = Q_i K_jᵀ (wgmma SS), online softmax in registers, O_i += P̃ V_j (wgmma RS).
+    SetMaxRegistersIncrease<kConsumerRegisters>();
+    const int consumer = warpgroup - 1;
+    const int warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
+    const int g = lane / 4, quad = lane % 4;
+    const int n = params.n;
+    constexpr int kSAcc = kBc / 2;  // S accumulators a thread holds: 64 rows × B_c keys / 128 threads
+    constexpr int kOAcc = kD / 2;   // O accumulators: 64 rows × d / 128 threads
+    // Q_i rows of this consumer: 64 rows × 128 bytes into each column block.
+    const std::uint32_t q_consumer = smem.Q() + consumer * 64 * 128;
+    // fp8: S = descale_q·descale_k·(Q̂ K̂ᵀ) and O = descale_v·(P̃ V̂)/ℓ, the factors folded into the exponent's
+    // scale and the final division.
+    float scale_log2 = params.scale_log2, output_scale = 1.0f;
+    if constexpr (Traits::kFp8) {
+      scale_log2 *= params.descale[0] * params.descale[1];
+      output_scale = params.descale[2];
+    }
+    const auto release = [&](std::uint32_t barrier) {
+      if (lane == 0) BarrierArrive(barrier);  // one arrival per warp, after the warp's wgmma wait
+    };
+    // Ping-pong: named barrier 3 + c (256 threads: consumer c waits, the other arrives) is consumer c's turn to
+    // issue. Both consumers walk the same tiles, so they issue equally often: consumer 1 opens consumer 0's first
+    // turn, each issue ends by opening the other's turn, and consumer 0 takes the last hand-over at the end.
+    constexpr int kTurnThreads = 256;
+    const auto begin_turn = [&] {
+      if constexpr (kPingPong) NamedBarrierSync(3 + consumer, kTurnThreads);
+    };
+    const auto end_turn = [&] {
+      if constexpr (kPingPong) NamedBarrierArrive(3 + (1 - consumer), kTurnThreads);
+    };
+    if (kPingPong && consumer == 1) NamedBarrierArrive(3, kTurnThreads);
+    int it = 0, local = 0;
+    for (int work = BlockWork<kLongestFirst>(0, params); work < params.work_tiles;
+         work = BlockWork<kLongestFirst>(++local, params)) {
+      const WorkTile tile = DecodeWorkTile<kBr, kBc, kLongestFirst>(work, params);
+      const int warp_row0 = tile.q_row0 + consumer * 64 + warp * 16;
+      const int row_a = warp_row0 + g;
+      float o_acc[kOAcc];
+#pragma unroll
+      for (int i = 0; i < kOAcc; ++i) o_acc[i] = 0.0f;
+      float row_max[2] = {-INFINITY, -INFINITY}, row_sum[2] = {0.0f, 0.0f}, alpha[2];
+      float s[kSAcc];
+      std::uint32_t p[Traits::kPSteps][4];
+      BarrierWait(smem.QFull(), static_cast<std::uint32_t>(local) & 1u);
+
+      if constexpr (kOverlap) {
+        // Tile 0: S_0 alone.
+        {
+          const RingSlot<kStages> slot(it);
+          BarrierWait(smem.KFull(slot.stage), slot.parity);
+          begin_turn();
+          WgmmaFence();
+          IssueScores<T, kD>(s, q_consumer, smem.K(slot.stage));
+          WgmmaCommit();
+          end_turn();
+          WgmmaWait<0>();
+          PinRegisters(s);
+          release(smem.KEmpty(slot.stage));
+          if (tile.kv_tiles == 1) release(smem.QEmpty());
+          SoftmaxTile<kSAcc, static_cast<int>(Traits::kPExponent), Traits::kPolynomialEvery>(
+              s, row_max, row_sum, alpha, 0, row_a, warp_row0, quad, scale_log2, params);
+          PackP<T>(s, p);
+        }
+        // Tile j ≥ 1: issue S_j and P̃_{j−1} V_{j−1}; wait for S_j only, run its softmax while the tensor cores
+        // finish the product, then wait for that, rescale O by α_j and repack P̃_j.
+        for (int j = 1; j < tile.kv_tiles; ++j) {
+          const RingSlot<kStages> slot(it + j), previous(it + j - 1);
+          BarrierWait(smem.KFull(slot.stage), slot.parity);
+          begin_turn();
+          WgmmaFence();
+          IssueScores<T, kD>(s, q_consumer, smem.K(slot.stage));
+          WgmmaCommit();
+          BarrierWait(smem.VFull(previous.stage), previous.parity);
+          // o_acc and p were last written by ordinary instructions (Rescale, PackP) and the wait's loop stands
+          // between the fence above and this product: it needs a fence of its own, which ptxas would otherwise
+          // inject (C7519, "warpgroup.arrive is injected"). Waiting for V_{j−1} before the fence above instead, so
+          // one fence serves both, costs 1-8% (docs/results/2026-11-25-h200-flash3-arrive).
+          WgmmaFence();
+          IssueOutput<T, kD>(o_acc, p, smem.V(previous.stage));
+          WgmmaCommit();
+          end_turn();
+          WgmmaWait<1>();
+          PinRegisters(s);
+          release(smem.KEmpty(slot.stage));
+          if (j + 1 == tile.kv_tiles) release(smem.QEmpty());
+          SoftmaxTile<kSAcc, static_cast<int>(Traits::kPExponent), Traits::kPolynomialEvery>(
+              s, row_max, row_sum, alpha, j * kBc, row_a, warp_row0, quad, scale_log2, params);
+          WgmmaWait<0>();
+          PinRegisters(o_acc);
+          PinRegisters(p);
+          release(smem.VEmpty(previous.stage));
+          Rescale(o_acc, alpha);
+          PackP<T>(s, p);
+        }
+        // The last tile's P̃ V.
+        const RingSlot<kStages> last(it + tile.kv_tiles - 1);
+        BarrierWait(smem.VFull(last.stage), last.parity);
+        begin_turn();
+        WgmmaFence();
+        IssueOutput<T, kD>(o_acc, p, smem.V(last.stage));
+        WgmmaCommit();
+        end_turn();
+        WgmmaWait<0>();
+        PinRegisters(o_acc);
+        PinRegisters(p);
+        release(smem.VEmpty(last.stage));
+      } else {
+        for (int j = 0; j < tile.kv_tiles; ++j) {
+          const RingSlot<kStages> slot(it + j);
+          BarrierWait(smem.KFull(slot.stage), slot.parity);
+          WgmmaFence();
+          IssueScores<T, kD>(s, q_consumer, smem.K(slot.stage));
+          WgmmaCommit();
+          WgmmaWait<0>();
+          PinRegisters(s);
+          release(smem.KEmpty(slot.stage));
+          if (j + 1 == tile.kv_tiles) release(smem.QEmpty());
+          SoftmaxTile<kSAcc, static_cast<int>(Traits::kPExponent), Traits::kPolynomialEvery>(
+              s, row_max, row_sum, alpha, j * kBc, row_a, warp_row0, quad, scale_log2, params);
+          Rescale(o_acc, alpha);
+          PackP<T>(s, p);
+          BarrierWait(smem.VFull(slot.stage), slot.parity);
+          WgmmaFence();
+          IssueOutput<T, kD>(o_acc, p, smem.V(slot.stage));
+          WgmmaCommit();
+          WgmmaWait<0>();
+          PinRegisters(o_acc);
+          PinRegisters(p);
+          release(smem.VEmpty(slot.stage));
+        }
+      }
+      it += tile.kv_tiles;
+
+      // O_i = diag(ℓ_i)⁻¹ O_i. Staged: the warpgroup writes its 64 rows, converted to 16 bits, into the O staging
+      // tile (16-bit Q's swizzled layout: the 8 rows of one store land in 8 bank groups), then copies them out row
+      // after row in 16-byte stores. Direct: 4-byte pairs straight from the accumulators. Rows ≥ N are never stored.
+      float inverse_sum[2];
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        float sum = row_sum[r];
+        sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+        sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+        inverse_sum[r] = output_scale / sum;
+      }
+      Out* o_head = static_cast<Out*>(params.o) + static_cast<std::size_t>(tile.head) * n * kD;
+      const int row_b = row_a + 8;
+      if constexpr (kStagedStore) WarpgroupBarrier(1 + consumer);  // the last tile's copy-out has read the tile
+#pragma unroll
+      for (int t = 0; t < kD / 8; ++t) {
+        const std::uint32_t top = PackPair<Out>(o_acc[4 * t] * inverse_sum[0], o_acc[4 * t + 1] * inverse_sum[0]);
+        const std::uint32_t bottom =
+            PackPair<Out>(o_acc[4 * t + 2] * inverse_sum[1], o_acc[4 * t + 3] * inverse_sum[1]);
+        if constexpr (kStagedStore) {
+          const int tile_row = consumer * 64 + warp * 16 + g;  // tile_row + 8 has the same swizzle
+          const std::uint32_t address =
+              smem.O() + (t / 8) * Traits::kOBlockBytes + tile_row * 128 + (((t % 8) ^ (tile_row % 8)) * 16) + 4 * quad;
+          asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(address), "r"(top));
+          asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(address + 8 * 128), "r"(bottom));
+        } else {
+          const int col = t * 8 + 2 * quad;
+          if (row_a < n) *reinterpret_cast<std::uint32_t*>(o_head + static_cast<std::size_t>(row_a) * kD + col) = top;
+          if (row_b < n)
+            *reinterpret_cast<std::uint32_t*>(o_head + static_cast<std::size_t>(row_b) * kD + col) = bottom;
+        }
+      }
+      if constexpr (kStagedStore) {
+        WarpgroupBarrier(1 + consumer);  // the warpgroup's 64 rows are in shared memory
+        constexpr int kChunksPerRow = kD / 8;
+        const int thread_in_group = threadIdx.x % 128;
+#pragma unroll
+        for (int step = 0; step < 64 * kChunksPerRow / 128; ++step) {
+          const int index = step * 128 + thread_in_group;
+          const int row = index / kChunksPerRow, chunk = index % kChunksPerRow;
+          const int tile_row = consumer * 64 + row;
+          if (tile.q_row0 + tile_row < n) {
+            uint4 value;
+            asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];\n"
+                         : "=r"(value.x), "=r"(value.y), "=r"(value.z), "=r"(value.w)
+                         : "r"(smem.O() + (chunk / 8) * Traits::kOBlockBytes + tile_row * 128 +
+                               (((chunk % 8) ^ (tile_row % 8)) * 16)));
+            *reinterpret_cast<uint4*>(o_head + static_cast<std::size_t>(tile.q_row0 + tile_row) * kD + chunk * 8) =
+                value;
+          }
+        }
+      }
+    }
+    if (kPingPong && consumer == 0) NamedBarrierSync(3, kTurnThreads);  // consumer 1's last hand-over
+  }
+}
+
+// One launch of the kernel: `persistent` gives min(work tiles, multiprocessors) blocks, else one per work tile.
+template <typename T, int kD, unsigned kFlags>
+cudaError_t LaunchFlash3Kernel(cudaStream_t stream, const CUtensorMap& q_map, const CUtensorMap& k_map,
+                               const CUtensorMap& v_map, const Flash3Params& params, bool persistent,
+                               int multiprocessors) {
+  using Traits = Flash3Traits<T, kD>;
+  auto* kernel = &Flash3WgmmaKernel<T, kD, kFlags>;
+  static const cudaError_t attribute_status =
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Traits::kSharedBytes);
+  if (attribute_status != cudaSuccess) return attribute_status;
+  if (multiprocessors <= 0) return cudaErrorInvalidDevice;
+  const int blocks = persistent ? std::min(params.work_tiles, multiprocessors) : params.work_tiles;
+  kernel<<<blocks, Traits::kThreads, Traits::kSharedBytes, stream>>>(q_map, k_map, v_map, params);
+  return cudaGetLastError();
+}
+
+}  // namespace flashviz::cuda::wgmma_detail
