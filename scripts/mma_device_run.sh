@@ -91,7 +91,7 @@ timeout 90 "$D/flash2_mma_bench" time --kernel flash2_mma --d "${ABLATION_D:-128
 tail -n +2 /tmp/ablation.csv >> "$out/ours.csv"
 if [[ "$KERNELS" == *flash3_wgmma* ]]; then
   timeout 90 "$D/flash2_mma_bench" time --kernel flash3_wgmma --d "$D_LIST" --n "${ABLATION_N:-1024,2048,8192}" \
-    --options 0,1,2,4,8 \
+    --options 0,1,2,4,8,16 \
     --csv /tmp/ablation3.csv 2>&1 | tee -a "$out/run.log" | grep -E "FAIL" | cut -c1-160
   tail -n +2 /tmp/ablation3.csv >> "$out/ours.csv"
 fi

@@ -365,7 +365,8 @@ int main(int argc, char** argv) {
       options = {0, static_cast<int>(kFlash3Fp8Prequantized), static_cast<int>(kFlash3Fp8PingPong)};
     else
       options = {0, static_cast<int>(kFlash3WgmmaOtherGrid), static_cast<int>(kFlash3WgmmaSerialSoftmax),
-                 static_cast<int>(kFlash3WgmmaDirectStore), static_cast<int>(kFlash3WgmmaPingPong)};
+                 static_cast<int>(kFlash3WgmmaDirectStore), static_cast<int>(kFlash3WgmmaPingPong),
+                 static_cast<int>(kFlash3WgmmaOtherRows)};
     return Sanitize(*kernel, options);
   }
   std::fprintf(stderr, "usage: flash2_mma_bench time [--kernel LIST --n LIST --d LIST --dtype LIST --causal LIST "

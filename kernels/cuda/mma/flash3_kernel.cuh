@@ -53,20 +53,29 @@ enum Flash3Flag : unsigned {
   // warpgroups take turns issuing their GEMMs, handing the turn over through named barriers, so that one's
   // softmax runs while the other's products keep the tensor cores busy.
   kFlagPingPong = 1u << 3,
+  // Three consumer warpgroups (B_r = 192) instead of two (16-bit d = 64 only, whose S, P̃ and O fit 160 registers;
+  // FlashAttention-3's choice there): each K_j/V_j tile serves 192 rows. The host takes it from N = 2048
+  // (flash3_wgmma.cu).
+  kFlagThreeConsumers = 1u << 4,
 };
-inline constexpr unsigned kFlash3FlagCount = 4;
+inline constexpr unsigned kFlash3FlagCount = 5;
 
 // fp8 (e4m3) inputs: one byte an element, k = 32 per wgmma, and V_j given transposed (wgmma reads 8-bit B
 // operands K-major only; Flash3Fp8 in flash3_fp8.cu writes Vᵀ when it quantizes).
 template <typename T>
 inline constexpr bool kIsFp8 = std::is_same_v<T, __nv_fp8_e4m3>;
 
-template <typename T, int kD>
+template <typename T, int kD, int kConsumerCount = 2>
 struct Flash3Traits {
+  using Element = T;
+  static constexpr int kHeadDim = kD;
   static constexpr bool kFp8 = kIsFp8<T>;
   using Out = std::conditional_t<kFp8, __nv_bfloat16, T>;  // O's element: fp8 writes bf16
   static constexpr int kElementBytes = sizeof(T);
-  static constexpr int kBr = 128;  // B_r: two consumer warpgroups × 64 rows
+  // Consumer warpgroups, 64 rows of Q_i each: two, or three at 16-bit d = 64 (kFlagThreeConsumers).
+  static constexpr int kConsumers = kConsumerCount;
+  static_assert(kConsumers == 2 || (kConsumers == 3 && !kFp8 && kD == 64), "S, P̃ and O must fit the registers");
+  static constexpr int kBr = 64 * kConsumers;  // B_r
   // B_c: keys per K_j/V_j tile (the N of S = Q K_jᵀ). d = 256 in 16 bits takes 80 (FlashAttention-3's choice):
   // Q_i (64 KB) and two stages of 80-key K_j and V_j (4 × 40 KB) fill the 227 KB, and S (40 registers), P̃ (20)
   // and O (128) fit the consumers' 240 registers.
@@ -81,8 +90,12 @@ struct Flash3Traits {
   // The O staging tile (16-byte stores) does not fit beside d = 256's Q_i and K/V stages: d = 256 stores O
   // straight from the accumulators.
   static constexpr bool kCanStageO = kFp8 || kD != 256;
-  static constexpr int kConsumers = 2;
   static constexpr int kThreads = 128 * (1 + kConsumers);
+  // Registers: the kernel starts at 65536 / kThreads (__launch_bounds__(kThreads, 1)); the producer gives back to
+  // 24 and the consumers take what is left, a multiple of 8: 240 with two consumers (24·128 + 2·240·128 = 64512),
+  // 160 with three (24·128 + 3·160·128 = 64512).
+  static constexpr int kProducerRegisters = 24;
+  static constexpr int kConsumerRegisters = kConsumers == 2 ? 240 : 160;
   static constexpr int kQBytes = kBr * kRowBytes;
   static constexpr int kTileBytes = kBc * kRowBytes;  // one K_j or V_j tile (fp8: V_jᵀ, d rows × B_c keys)
   static constexpr int kQBlockBytes = kBr * 128;      // one 128-byte column block of Q_i
@@ -116,11 +129,6 @@ struct Flash3Traits {
   static_assert(kBc % kKStep == 0 && kBc % 8 == 0, "whole k-steps of P̃V");
   static_assert(!kFp8 || kBc == 128, "fp8 Vᵀ tiles are one 128-byte swizzle block of keys");
 };
-
-// Registers: the kernel starts at 65536 / 384 → 168 a thread (__launch_bounds__(384, 1)); the producer gives
-// back to 24 and the consumers take 240 (24·128 + 2·240·128 = 64512 = 168·384).
-inline constexpr int kProducerRegisters = 24;
-inline constexpr int kConsumerRegisters = 240;
 
 struct Flash3Params {
   void* o;
@@ -178,9 +186,8 @@ __device__ __forceinline__ int BlockWork(int local, const Flash3Params& params) 
 }
 
 // The shared-memory addresses of a block's buffers and barriers.
-template <typename T, int kD>
+template <typename Traits>
 struct SharedLayout {
-  using Traits = Flash3Traits<T, kD>;
   std::uint32_t base;
   __device__ std::uint32_t Q() const { return base; }
   __device__ std::uint32_t K(int stage) const { return base + Traits::kKOffset + stage * Traits::kTileBytes; }
@@ -210,11 +217,10 @@ struct RingSlot {
 // The producer: one thread issues every copy. V_{it−1} is issued after K_it, so that a K stage, which frees
 // early (after S_it), is refilled without waiting for the V stage, which frees late (after P̃V). The next
 // work tile's Q waits until both consumers ran their last S GEMM on the current one.
-template <typename T, int kD, bool kLongestFirst>
-__device__ __forceinline__ void Produce(const SharedLayout<T, kD>& smem, const CUtensorMap& q_map,
+template <typename Traits, bool kLongestFirst>
+__device__ __forceinline__ void Produce(const SharedLayout<Traits>& smem, const CUtensorMap& q_map,
                                         const CUtensorMap& k_map, const CUtensorMap& v_map,
                                         const Flash3Params& params) {
-  using Traits = Flash3Traits<T, kD>;
   constexpr int kStages = Traits::kStages;
   const auto load_tile = [&](const CUtensorMap& map, std::uint32_t destination, std::uint32_t full, int row, int head) {
 #pragma unroll
@@ -369,10 +375,10 @@ __device__ __forceinline__ void Rescale(float (&o)[kCount], const float (&alpha)
 // S = Q_i K_jᵀ for this consumer's 64 rows: one m64n{B_c} wgmma per 32 bytes of a row (d/16 k-steps of k16 in
 // 16 bits, d/32 of k32 in fp8); k-step ks reads 32 bytes at (ks mod 4)·32 of column block ks / 4 of both
 // operands. Issued, not waited for.
-template <typename T, int kD>
-__device__ __forceinline__ void IssueScores(float (&s)[Flash3Traits<T, kD>::kBc / 2], std::uint32_t q_consumer,
+template <typename Traits>
+__device__ __forceinline__ void IssueScores(float (&s)[Traits::kBc / 2], std::uint32_t q_consumer,
                                             std::uint32_t k_stage) {
-  using Traits = Flash3Traits<T, kD>;
+  using T = typename Traits::Element;
 #pragma unroll
   for (int ks = 0; ks < Traits::kRowBytes / 32; ++ks) {
     const std::uint32_t within = (ks % 4) * 32;
@@ -384,11 +390,11 @@ __device__ __forceinline__ void IssueScores(float (&s)[Flash3Traits<T, kD>::kBc 
 // O += P̃ V_j: B_c / k-step wgmma of m64n{d}. 16 bits: V_j N-major (d contiguous; a k-step is 16 keys · 128
 // bytes further, the leading byte offset is one 64-column block). fp8: V_jᵀ K-major (keys contiguous, d rows;
 // a k-step is 32 bytes further within the row, as for K_j in S). Issued, not waited for.
-template <typename T, int kD>
-__device__ __forceinline__ void IssueOutput(float (&o)[kD / 2],
-                                            const std::uint32_t (&p)[Flash3Traits<T, kD>::kPSteps][4],
+template <typename Traits>
+__device__ __forceinline__ void IssueOutput(float (&o)[Traits::kHeadDim / 2], const std::uint32_t (&p)[Traits::kPSteps][4],
                                             std::uint32_t v_stage) {
-  using Traits = Flash3Traits<T, kD>;
+  using T = typename Traits::Element;
+  constexpr int kD = Traits::kHeadDim;
 #pragma unroll
   for (int u = 0; u < Traits::kPSteps; ++u) {
     const std::uint64_t b_desc = Traits::kFp8 ? SwizzledDescriptor(v_stage + u * 32, 16, 1024)
@@ -401,11 +407,15 @@ __device__ __forceinline__ void IssueOutput(float (&o)[kD / 2],
 // producer, warpgroups 1 and 2 the consumers: consumer c owns rows 64c..64c+63 of Q_i, its warp w rows 16w.. of
 // those, and a lane rows g and g+8 of its warp's 16. Both sides walk the same work tiles and K/V tiles; the K/V
 // ring position `it` counts tiles over the block's whole life.
+// The traits of the kernel with these flags (kFlagThreeConsumers picks the consumer count).
 template <typename T, int kD, unsigned kFlags>
-__global__ void __launch_bounds__(Flash3Traits<T, kD>::kThreads, 1)
+using Flash3TraitsOf = Flash3Traits<T, kD, (kFlags & kFlagThreeConsumers) ? 3 : 2>;
+
+template <typename T, int kD, unsigned kFlags>
+__global__ void __launch_bounds__(Flash3TraitsOf<T, kD, kFlags>::kThreads, 1)
     Flash3WgmmaKernel(const __grid_constant__ CUtensorMap q_map, const __grid_constant__ CUtensorMap k_map,
                       const __grid_constant__ CUtensorMap v_map, const Flash3Params params) {
-  using Traits = Flash3Traits<T, kD>;
+  using Traits = Flash3TraitsOf<T, kD, kFlags>;
   using Out = typename Traits::Out;
   constexpr int kBr = Traits::kBr, kBc = Traits::kBc, kStages = Traits::kStages;
   constexpr bool kOverlap = (kFlags & kFlagOverlapSoftmax) != 0;
@@ -414,8 +424,9 @@ __global__ void __launch_bounds__(Flash3Traits<T, kD>::kThreads, 1)
   constexpr bool kPingPong = (kFlags & kFlagPingPong) != 0;
   static_assert(!kStagedStore || Traits::kCanStageO, "no room for the O staging tile");
   static_assert(!kPingPong || kOverlap, "ping-pong hands over the overlapped loop's GEMM issues");
+  static_assert(!kPingPong || Traits::kConsumers == 2, "ping-pong takes turns between two consumers");
   extern __shared__ unsigned char shared_raw[];
-  const SharedLayout<T, kD> smem{(SharedAddress(shared_raw) + 1023u) & ~1023u};
+  const SharedLayout<Traits> smem{(SharedAddress(shared_raw) + 1023u) & ~1023u};
 
   const int warpgroup = threadIdx.x / 128;
   if (threadIdx.x == 0) {
@@ -434,16 +445,16 @@ __global__ void __launch_bounds__(Flash3Traits<T, kD>::kThreads, 1)
 
   if (warpgroup == 0) {
     // ---- Producer warpgroup: one thread issues every TMA copy; the other 127 give their registers back, leave.
-    SetMaxRegistersDecrease<kProducerRegisters>();
+    SetMaxRegistersDecrease<Traits::kProducerRegisters>();
     if (threadIdx.x == 0) {
       TmaPrefetchDescriptor(q_map);
       TmaPrefetchDescriptor(k_map);
       TmaPrefetchDescriptor(v_map);
-      Produce<T, kD, kLongestFirst>(smem, q_map, k_map, v_map, params);
+      Produce<Traits, kLongestFirst>(smem, q_map, k_map, v_map, params);
     }
   } else {
     // ---- Consumer warpgroups: S = Q_i K_jᵀ (wgmma SS), online softmax in registers, O_i += P̃ V_j (wgmma RS).
-    SetMaxRegistersIncrease<kConsumerRegisters>();
+    SetMaxRegistersIncrease<Traits::kConsumerRegisters>();
     const int consumer = warpgroup - 1;
     const int warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
     const int g = lane / 4, quad = lane % 4;
@@ -462,9 +473,10 @@ __global__ void __launch_bounds__(Flash3Traits<T, kD>::kThreads, 1)
     const auto release = [&](std::uint32_t barrier) {
       if (lane == 0) BarrierArrive(barrier);  // one arrival per warp, after the warp's wgmma wait
     };
-    // Ping-pong: named barrier 3 + c (256 threads: consumer c waits, the other arrives) is consumer c's turn to
-    // issue. Both consumers walk the same tiles, so they issue equally often: consumer 1 opens consumer 0's first
-    // turn, each issue ends by opening the other's turn, and consumer 0 takes the last hand-over at the end.
+    // Ping-pong: named barrier 3 + c (after the warpgroups' own 1 and 2; 256 threads: consumer c waits, the other
+    // arrives) is consumer c's turn to issue. Both consumers walk the same tiles, so they issue equally often:
+    // consumer 1 opens consumer 0's first turn, each issue ends by opening the other's turn, and consumer 0 takes the
+    // last hand-over at the end.
     constexpr int kTurnThreads = 256;
     const auto begin_turn = [&] {
       if constexpr (kPingPong) NamedBarrierSync(3 + consumer, kTurnThreads);
@@ -494,7 +506,7 @@ __global__ void __launch_bounds__(Flash3Traits<T, kD>::kThreads, 1)
           BarrierWait(smem.KFull(slot.stage), slot.parity);
           begin_turn();
           WgmmaFence();
-          IssueScores<T, kD>(s, q_consumer, smem.K(slot.stage));
+          IssueScores<Traits>(s, q_consumer, smem.K(slot.stage));
           WgmmaCommit();
           end_turn();
           WgmmaWait<0>();
@@ -512,7 +524,7 @@ __global__ void __launch_bounds__(Flash3Traits<T, kD>::kThreads, 1)
           BarrierWait(smem.KFull(slot.stage), slot.parity);
           begin_turn();
           WgmmaFence();
-          IssueScores<T, kD>(s, q_consumer, smem.K(slot.stage));
+          IssueScores<Traits>(s, q_consumer, smem.K(slot.stage));
           WgmmaCommit();
           BarrierWait(smem.VFull(previous.stage), previous.parity);
           // o_acc and p were last written by ordinary instructions (Rescale, PackP) and the wait's loop stands
@@ -520,7 +532,7 @@ __global__ void __launch_bounds__(Flash3Traits<T, kD>::kThreads, 1)
           // inject (C7519, "warpgroup.arrive is injected"). Waiting for V_{j−1} before the fence above instead, so
           // one fence serves both, costs 1-8% (docs/results/2026-11-25-h200-flash3-arrive).
           WgmmaFence();
-          IssueOutput<T, kD>(o_acc, p, smem.V(previous.stage));
+          IssueOutput<Traits>(o_acc, p, smem.V(previous.stage));
           WgmmaCommit();
           end_turn();
           WgmmaWait<1>();
@@ -541,7 +553,7 @@ __global__ void __launch_bounds__(Flash3Traits<T, kD>::kThreads, 1)
         BarrierWait(smem.VFull(last.stage), last.parity);
         begin_turn();
         WgmmaFence();
-        IssueOutput<T, kD>(o_acc, p, smem.V(last.stage));
+        IssueOutput<Traits>(o_acc, p, smem.V(last.stage));
         WgmmaCommit();
         end_turn();
         WgmmaWait<0>();
@@ -553,7 +565,7 @@ __global__ void __launch_bounds__(Flash3Traits<T, kD>::kThreads, 1)
           const RingSlot<kStages> slot(it + j);
           BarrierWait(smem.KFull(slot.stage), slot.parity);
           WgmmaFence();
-          IssueScores<T, kD>(s, q_consumer, smem.K(slot.stage));
+          IssueScores<Traits>(s, q_consumer, smem.K(slot.stage));
           WgmmaCommit();
           WgmmaWait<0>();
           PinRegisters(s);
@@ -565,7 +577,7 @@ __global__ void __launch_bounds__(Flash3Traits<T, kD>::kThreads, 1)
           PackP<T>(s, p);
           BarrierWait(smem.VFull(slot.stage), slot.parity);
           WgmmaFence();
-          IssueOutput<T, kD>(o_acc, p, smem.V(slot.stage));
+          IssueOutput<Traits>(o_acc, p, smem.V(slot.stage));
           WgmmaCommit();
           WgmmaWait<0>();
           PinRegisters(o_acc);
@@ -637,7 +649,7 @@ template <typename T, int kD, unsigned kFlags>
 cudaError_t LaunchFlash3Kernel(cudaStream_t stream, const CUtensorMap& q_map, const CUtensorMap& k_map,
                                const CUtensorMap& v_map, const Flash3Params& params, bool persistent,
                                int multiprocessors) {
-  using Traits = Flash3Traits<T, kD>;
+  using Traits = Flash3TraitsOf<T, kD, kFlags>;
   auto* kernel = &Flash3WgmmaKernel<T, kD, kFlags>;
   static const cudaError_t attribute_status =
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Traits::kSharedBytes);

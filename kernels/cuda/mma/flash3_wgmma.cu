@@ -19,15 +19,18 @@
 //      past N of the head zero-filled by the hardware; completion is counted in bytes on an mbarrier.
 //   3. Warp specialization: warpgroup 0 only issues copies (setmaxnreg: 24 registers), warpgroups 1 and 2 only
 //      compute (240 registers each), each owning 64 rows of the B_r = 128 rows; K/V go through a ring of
-//      stages (full/empty mbarriers), so copies run ahead of the math by up to kStages tiles.
+//      stages (full/empty mbarriers), so copies run ahead of the math by up to kStages tiles. At d = 64 from
+//      N = 2048 three consumer warpgroups (160 registers each) own B_r = 192 rows.
 //   4. Intra-warpgroup overlap (FlashAttention-3's Algorithm 2): S_j and P̃_{j−1} V_{j−1} are issued together,
 //      S_j alone is waited for, and its softmax runs while the tensor cores finish P̃_{j−1} V_{j−1}.
-//   5. Persistent grid (all but causal d = 128): one block per multiprocessor walks (head, Q tile) pairs; the
-//      producer loads the next pair's Q and K_0/V_0 while the consumers finish the last tile of the current one.
+//   5. Persistent grid (d = 64, and d = 128 without the mask): one block per multiprocessor walks (head, Q tile)
+//      pairs; the producer loads the next pair's Q and K_0/V_0 while the consumers finish the last tile of the
+//      current one.
 //   6. O leaves through a shared-memory staging tile in 16-byte coalesced stores.
-//   Options bits switch 4, 5 and 6 (flash3_wgmma.h; d = 256 always stores directly: the staging tile does not fit
-//   beside its Q_i and K/V stages). Not done (FlashAttention-3 does it): ping-pong scheduling of the two consumer
-//   warpgroups with named barriers, a third consumer warpgroup at d = 64, a TMA store of O.
+//   Options bits switch 4, 5 and 6, the consumer count at d = 64, and ping-pong scheduling of two consumer
+//   warpgroups (FlashAttention-3's inter-warpgroup overlap; off by default: within the runs' spread here)
+//   (flash3_wgmma.h; d = 256 always stores directly: the staging tile does not fit beside its Q_i and K/V stages).
+//   Not done (FlashAttention-3 does it): a TMA store of O.
 //
 // Shared-memory layout (the 128-byte swizzle, CU_TENSOR_MAP_SWIZZLE_128B ≡ wgmma's swizzle mode 1): a tile of
 // R rows × d columns (16 bits) is stored as d/64 column blocks of R rows × 128 bytes (64 elements); in each row the
@@ -156,6 +159,52 @@ std::optional<std::string> DeviceNotHopper() {
   return reason;
 }
 
+// The kernel for these options on top of kBase (the consumer count): each compile-time options bit flips one
+// flag of the default kernel (overlap on, staged store on).
+template <typename T, int kD, unsigned kBase>
+cudaError_t LaunchWithFlags(const AttentionArgs& args, const CUtensorMap& q_map, const CUtensorMap& k_map,
+                            const CUtensorMap& v_map, bool persistent, int multiprocessors) {
+  using Traits = wgmma_detail::Flash3TraitsOf<T, kD, kBase>;
+  using wgmma_detail::kFlagLongestFirst;
+  using wgmma_detail::kFlagOverlapSoftmax;
+  using wgmma_detail::LaunchFlash3Kernel;
+  const int n = args.shape.n, batch_heads = args.shape.batch * args.shape.heads;
+  const int q_tiles = (n + Traits::kBr - 1) / Traits::kBr;
+  const Flash3Params params{args.o,      nullptr, n, q_tiles, q_tiles * batch_heads,
+                            args.shape.scale * 1.4426950408889634f, args.shape.causal ? 1 : 0};
+  // d = 256 has no staging tile: its direct store is the default and the direct-store bit changes nothing.
+  constexpr unsigned kStaged = Traits::kCanStageO ? wgmma_detail::kFlagStagedStore : 0u;
+  constexpr unsigned kDefault = kBase | kFlagOverlapSoftmax | kStaged;
+  const unsigned flags = kDefault ^ ((args.options & kFlash3WgmmaSerialSoftmax) ? kFlagOverlapSoftmax : 0u) ^
+                         ((args.options & kFlash3WgmmaDirectStore) ? kStaged : 0u);
+  // Ping-pong takes turns between two consumers: with three the bit changes nothing.
+  constexpr unsigned kPingPong = Traits::kConsumers == 2 ? wgmma_detail::kFlagPingPong : 0u;
+  const bool ping_pong = (args.options & kFlash3WgmmaPingPong) != 0 && flags == kDefault;
+  // Causal on the persistent grid: longest tiles first (the default kernel only; the ablation bits keep the
+  // head-major order they were measured with). H200, docs/results/2026-11-25-h200-flash3-arrive run4.
+  if (args.shape.causal && persistent && flags == kDefault)
+    return ping_pong ? LaunchFlash3Kernel<T, kD, kDefault | kFlagLongestFirst | kPingPong>(
+                           args.stream, q_map, k_map, v_map, params, true, multiprocessors)
+                     : LaunchFlash3Kernel<T, kD, kDefault | kFlagLongestFirst>(args.stream, q_map, k_map, v_map,
+                                                                               params, true, multiprocessors);
+  if (ping_pong)
+    return LaunchFlash3Kernel<T, kD, kDefault | kPingPong>(args.stream, q_map, k_map, v_map, params, persistent,
+                                                           multiprocessors);
+  if (flags == kDefault)
+    return LaunchFlash3Kernel<T, kD, kDefault>(args.stream, q_map, k_map, v_map, params, persistent,
+                                               multiprocessors);
+  if (flags == kBase)
+    return LaunchFlash3Kernel<T, kD, kBase>(args.stream, q_map, k_map, v_map, params, persistent, multiprocessors);
+  if constexpr (kStaged != 0) {
+    if (flags == (kBase | kFlagOverlapSoftmax))
+      return LaunchFlash3Kernel<T, kD, kBase | kFlagOverlapSoftmax>(args.stream, q_map, k_map, v_map, params,
+                                                                    persistent, multiprocessors);
+    return LaunchFlash3Kernel<T, kD, kBase | kStaged>(args.stream, q_map, k_map, v_map, params, persistent,
+                                                      multiprocessors);
+  }
+  return cudaErrorInvalidValue;  // unreachable: without a staging tile the flags are kDefault or kBase
+}
+
 }  // namespace
 
 std::string Flash3WgmmaOptionsName(unsigned options) {
@@ -166,6 +215,7 @@ std::string Flash3WgmmaOptionsName(unsigned options) {
   if (options & kFlash3WgmmaSerialSoftmax) add("serial-softmax");
   if (options & kFlash3WgmmaDirectStore) add("direct-store");
   if (options & kFlash3WgmmaPingPong) add("ping-pong");
+  if (options & kFlash3WgmmaOtherRows) add("other-rows");
   if (options & ~kFlash3WgmmaAllOptions) add(Sprintf("unknown-0x%x", options & ~kFlash3WgmmaAllOptions));
   return name;
 }
@@ -177,7 +227,7 @@ std::optional<std::string> Flash3WgmmaNotApplicable(const AttentionShape& shape,
   if (shape.batch < 1 || shape.heads < 1)
     return Sprintf("batch %d, heads %d: both must be at least 1", shape.batch, shape.heads);
   const long long batch_heads = static_cast<long long>(shape.batch) * shape.heads;
-  if (batch_heads * ((shape.n + 127) / 128) > 0x7fffffffll)
+  if (batch_heads * ((shape.n + 63) / 64) > 0x7fffffffll)  // B_r ≥ 64
     return Sprintf("B·H = %lld with N = %d: more than 2^31 - 1 (head, Q tile) pairs", batch_heads, shape.n);
   if (batch_heads * shape.n * shape.d > (1ll << 40)) return "B·H·N·d over 2^40 elements (the tensor map's reach)";
   // The running max is taken on raw scores and scaled afterwards: that orders them right only for scale > 0.
@@ -196,15 +246,18 @@ cudaError_t LaunchFlash3Wgmma(const AttentionArgs& args) {
     return reason->rfind("compute capability", 0) == 0 || reason->rfind("no CUDA", 0) == 0 ? cudaErrorInvalidDevice
                                                                                             : cudaErrorInvalidValue;
   const int batch_heads = args.shape.batch * args.shape.heads, n = args.shape.n, d = args.shape.d;
+  // Q_i in boxes of B_r rows (192 at d = 64, 128 else), K_j and V_j of B_c rows (80 at d = 256, 128 else).
+  // d = 64: three consumer warpgroups (B_r = 192) from N = 2048, two below. H200, 2026-11-26, two rounds: three are
+  // 1-4% faster at N = 2048 and 4096 and 10-13% at 16384, 2-15% slower at 1024, where 192 leaves a third of the last
+  // Q tile empty and the causal diagonal is coarser. The other-rows bit takes the other.
+  const bool three_consumers = d == 64 && ((n >= 2048) != ((args.options & kFlash3WgmmaOtherRows) != 0));
+  const int q_box_rows = three_consumers ? Flash3Traits<__half, 64, 3>::kBr : 128;
   const int kv_box_rows = d == 256 ? Flash3Traits<__half, 256>::kBc : 128;
   CUtensorMap q_map, k_map, v_map;
-  if (!EncodeTensorMap(&q_map, args.q, args.dtype, batch_heads, n, d, 128) ||
+  if (!EncodeTensorMap(&q_map, args.q, args.dtype, batch_heads, n, d, q_box_rows) ||
       !EncodeTensorMap(&k_map, args.k, args.dtype, batch_heads, n, d, kv_box_rows) ||
       !EncodeTensorMap(&v_map, args.v, args.dtype, batch_heads, n, d, kv_box_rows))
     return cudaErrorInvalidValue;
-  const int q_tiles = (n + 127) / 128;
-  const Flash3Params params{args.o,      nullptr, n, q_tiles, q_tiles * batch_heads,
-                            args.shape.scale * 1.4426950408889634f, args.shape.causal ? 1 : 0};
   // Default grid (H200 run of 2026-11-21, kernels/README.md): persistent, except causal at d = 128, where one
   // block per Q tile (the hardware balancing the uneven tiles) measured 4-10% faster; causal at d = 64 the
   // persistent grid was 7-14% faster (the producer prefetching the next tile matters more for short tiles).
@@ -216,40 +269,12 @@ cudaError_t LaunchFlash3Wgmma(const AttentionArgs& args) {
   const auto launch = [&](auto element, auto head_dim) {
     using T = decltype(element);
     constexpr int kD = decltype(head_dim)::value;
-    using wgmma_detail::kFlagLongestFirst;
-    using wgmma_detail::kFlagOverlapSoftmax;
-    using wgmma_detail::kFlagPingPong;
-    using wgmma_detail::LaunchFlash3Kernel;
-    // d = 256 has no staging tile: its direct store is the default and the direct-store bit changes nothing.
-    constexpr unsigned kStaged = Flash3Traits<T, kD>::kCanStageO ? wgmma_detail::kFlagStagedStore : 0u;
-    constexpr unsigned kDefault = kFlagOverlapSoftmax | kStaged;
-    // Each compile-time options bit flips one flag of the default kernel (overlap on, staged store on).
-    const unsigned flags = kDefault ^ ((args.options & kFlash3WgmmaSerialSoftmax) ? kFlagOverlapSoftmax : 0u) ^
-                           ((args.options & kFlash3WgmmaDirectStore) ? kStaged : 0u);
-    // Causal on the persistent grid: longest tiles first (the default kernel only; the ablation bits keep the
-    // head-major order they were measured with). H200, docs/results/2026-11-25-h200-flash3-arrive run4.
-    const bool ping_pong = (args.options & kFlash3WgmmaPingPong) != 0 && (flags & kFlagOverlapSoftmax) != 0;
-    if (args.shape.causal && persistent && flags == kDefault)
-      return ping_pong ? LaunchFlash3Kernel<T, kD, kDefault | kFlagLongestFirst | kFlagPingPong>(
-                             args.stream, q_map, k_map, v_map, params, true, multiprocessors)
-                       : LaunchFlash3Kernel<T, kD, kDefault | kFlagLongestFirst>(args.stream, q_map, k_map, v_map,
-                                                                                 params, true, multiprocessors);
-    if (ping_pong && flags == kDefault)
-      return LaunchFlash3Kernel<T, kD, kDefault | kFlagPingPong>(args.stream, q_map, k_map, v_map, params, persistent,
-                                                                 multiprocessors);
-    if (flags == kDefault)
-      return LaunchFlash3Kernel<T, kD, kDefault>(args.stream, q_map, k_map, v_map, params, persistent,
-                                                 multiprocessors);
-    if (flags == 0)
-      return LaunchFlash3Kernel<T, kD, 0>(args.stream, q_map, k_map, v_map, params, persistent, multiprocessors);
-    if constexpr (kStaged != 0) {
-      if (flags == kFlagOverlapSoftmax)
-        return LaunchFlash3Kernel<T, kD, kFlagOverlapSoftmax>(args.stream, q_map, k_map, v_map, params, persistent,
-                                                              multiprocessors);
-      return LaunchFlash3Kernel<T, kD, kStaged>(args.stream, q_map, k_map, v_map, params, persistent,
-                                                multiprocessors);
+    if constexpr (kD == 64) {
+      if (three_consumers)
+        return LaunchWithFlags<T, kD, wgmma_detail::kFlagThreeConsumers>(args, q_map, k_map, v_map, persistent,
+                                                                          multiprocessors);
     }
-    return cudaErrorInvalidValue;  // unreachable: without a staging tile the flags are kDefault or 0
+    return LaunchWithFlags<T, kD, 0>(args, q_map, k_map, v_map, persistent, multiprocessors);
   };
   using D64 = std::integral_constant<int, 64>;
   using D128 = std::integral_constant<int, 128>;

@@ -29,9 +29,13 @@ enum Flash3WgmmaOption : unsigned {
   // Ping-pong: the two consumer warpgroups take turns issuing their GEMMs (named barriers), one's softmax
   // overlapping the other's products. With the default overlapped loop only (ignored with serial-softmax).
   kFlash3WgmmaPingPong = 1u << 3,
+  // At d = 64, the other B_r than the default: 128 rows (two consumer warpgroups) from N = 2048, where 192 (three)
+  // is the default, and 192 below. No effect at d = 128 and 256 (always two).
+  kFlash3WgmmaOtherRows = 1u << 4,
 };
-inline constexpr unsigned kFlash3WgmmaAllOptions =
-    kFlash3WgmmaOtherGrid | kFlash3WgmmaSerialSoftmax | kFlash3WgmmaDirectStore | kFlash3WgmmaPingPong;
+inline constexpr unsigned kFlash3WgmmaAllOptions = kFlash3WgmmaOtherGrid | kFlash3WgmmaSerialSoftmax |
+                                                   kFlash3WgmmaDirectStore | kFlash3WgmmaPingPong |
+                                                   kFlash3WgmmaOtherRows;
 
 std::string Flash3WgmmaOptionsName(unsigned options);
 

@@ -1,10 +1,11 @@
 // flash3_wgmma against the float64 reference: random and edge shapes (N < 128, N not a multiple of B_r = B_c =
 // 128, several heads), fp16 and bf16, d = 64, 128 and 256 (B_c = 80), causal and not, both grids (one block per Q
 // tile, and the persistent grid with more (head, Q tile) pairs than blocks), both consumer schedules (softmax
-// overlapped with P̃V, and serial), with and without ping-pong, both O stores (staged, direct); plus the "not
-// applicable" answers. Every input is fresh N(0, 1) noise from a seed printed on failure; the output is poisoned
-// with NaN first, so an element the kernel never wrote fails. Tolerances as flash2_mma's (mma_check::Tolerance).
-// Needs a Hopper GPU (label gpu): SKIPPED without a GPU, and on a GPU of another generation, with the reason.
+// overlapped with P̃V, and serial), with and without ping-pong, B_r = 128 and 192 at d = 64, both O stores
+// (staged, direct); plus the "not applicable" answers. Every input is fresh N(0, 1) noise from a seed printed on
+// failure; the output is poisoned with NaN first, so an element the kernel never wrote fails. Tolerances as
+// flash2_mma's (mma_check::Tolerance). Needs a Hopper GPU (label gpu): SKIPPED without a GPU, and on a GPU of
+// another generation, with the reason.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
@@ -73,6 +74,8 @@ INSTANTIATE_TEST_SUITE_P(EveryVariant, Flash3WgmmaMatchesReference,
                                                               unsigned{kFlash3WgmmaDirectStore},
                                                               unsigned{kFlash3WgmmaPingPong},
                                                               unsigned{kFlash3WgmmaPingPong | kFlash3WgmmaOtherGrid},
+                                                              unsigned{kFlash3WgmmaOtherRows},
+                                                              unsigned{kFlash3WgmmaOtherRows | kFlash3WgmmaOtherGrid},
                                                               unsigned{kFlash3WgmmaAllOptions})),
                          CaseName);
 
@@ -85,7 +88,8 @@ TEST(Flash3Wgmma, PersistentGridWalksManyTiles) {
     for (int d : {64, 128, 256})
       for (bool causal : {false, true})
         for (unsigned options : {0u, unsigned{kFlash3WgmmaOtherGrid}, unsigned{kFlash3WgmmaSerialSoftmax},
-                                 unsigned{kFlash3WgmmaDirectStore}, unsigned{kFlash3WgmmaPingPong}}) {
+                                 unsigned{kFlash3WgmmaDirectStore}, unsigned{kFlash3WgmmaPingPong},
+                                 unsigned{kFlash3WgmmaOtherRows}}) {
           DeviceProblem problem(AttentionShape{4, 100, 300, d, 1.0f / std::sqrt(static_cast<float>(d)), causal},
                                 dtype, options);
           const std::uint64_t seed = FreshSeed();
@@ -140,14 +144,15 @@ TEST(Flash3Wgmma, SaysWhyItDoesNotApply) {
   AttentionArgs args;
   args.shape = good;
   args.dtype = DType::kFp16;
-  args.options = 1u << 4;
+  args.options = 1u << 5;
   EXPECT_EQ(LaunchFlash3Wgmma(args), cudaErrorInvalidValue);  // unknown bit: refused before any pointer is touched
   args.options = 0;
   EXPECT_EQ(LaunchFlash3Wgmma(args), cudaErrorInvalidValue);  // null tensors
   EXPECT_EQ(Flash3WgmmaOptionsName(0), "default");
   EXPECT_EQ(Flash3WgmmaOptionsName(kFlash3WgmmaOtherGrid), "other-grid");
-  EXPECT_EQ(Flash3WgmmaOptionsName(kFlash3WgmmaAllOptions), "other-grid+serial-softmax+direct-store+ping-pong");
-  EXPECT_EQ(Flash3WgmmaOptionsName(kFlash3WgmmaOtherGrid | 16u), "other-grid+unknown-0x10");
+  EXPECT_EQ(Flash3WgmmaOptionsName(kFlash3WgmmaAllOptions),
+            "other-grid+serial-softmax+direct-store+ping-pong+other-rows");
+  EXPECT_EQ(Flash3WgmmaOptionsName(kFlash3WgmmaOtherGrid | 32u), "other-grid+unknown-0x20");
 }
 
 }  // namespace
