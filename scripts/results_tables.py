@@ -18,6 +18,7 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HW4_RUN = "docs/results/2026-11-21-h200-hw4"
 MMA_RUN = "docs/results/mma-run6-2026-11-21"
+FLAGSHIP_RUN = "docs/results/2026-11-26-h200-flagships"
 CAUSAL_RUN = "docs/results/2026-11-21-h200-check"
 ABLATION_RUN = "docs/results/mma-run3-2026-11-21"
 CPU_RUN = "docs/results/2026-11-25-cpu"
@@ -58,14 +59,25 @@ def hw4_end_to_end():
     return out
 
 
+def flagship_key(r):
+    return (r["dtype"], int(r["d"]), int(r["causal"]), int(r["n"]))
+
+
+def flagship_peers():
+    peer = {}
+    for r in rows(f"{FLAGSHIP_RUN}/torch.csv"):
+        peer.setdefault(flagship_key(r), {})[r["kernel"]] = float(r["tflops"])
+    return peer
+
+
 def flagships():
     """flash2_mma and flash3_wgmma (their main pass) against FA2 and cuDNN, TFLOP/s per shape."""
-    key = lambda r: (r["dtype"], int(r["d"]), int(r["causal"]), int(r["n"]))
-    peer = {}
-    for r in rows(f"{MMA_RUN}/torch.csv"):
-        peer.setdefault(key(r), {})[r["kernel"]] = float(r["tflops"])
+    key = flagship_key
+    peer = flagship_peers()
     main, batch_heads = {}, {}
-    for r in rows(f"{MMA_RUN}/ours.csv"):
+    for r in rows(f"{FLAGSHIP_RUN}/ours.csv"):
+        if r["kernel"] == "flash3_fp8":
+            continue  # its own table
         if r["options"] == "default" and "@" not in r["kernel"] and r["kernel"] not in main.setdefault(key(r), {}):
             main[key(r)][r["kernel"]] = float(r["tflops"])
             batch_heads[key(r)] = r["batch_heads"]
@@ -79,6 +91,44 @@ def flagships():
         out.append(f"| {k[0]} | {k[1]} | {'yes' if k[2] else 'no'} | {k[3]} | {batch_heads[k]} | {number(f2)} | "
                    f"{number(f3)} | {number(fa2)} | {number(cudnn)} | {ratio(f2, fa2)} | {ratio(f3, fa2)} | "
                    f"{ratio(f3, cudnn)} |")
+    return out
+
+
+def fp8():
+    """flash3_fp8 with its quantization and alone, against the fp8 GEMM ceiling, cuDNN and flash3_wgmma (bf16)."""
+    ceiling = {r["op"]: float(r["tflops"]) for r in rows(f"{FLAGSHIP_RUN}/gemm.csv") if r["dtype"] == "fp8_e4m3"}
+    peer = flagship_peers()
+    f3, fp8_rows = {}, {}
+    for r in rows(f"{FLAGSHIP_RUN}/ours.csv"):
+        if r["kernel"] == "flash3_wgmma" and r["options"] == "default":
+            f3.setdefault(flagship_key(r), float(r["tflops"]))
+        if r["kernel"] == "flash3_fp8":
+            fp8_rows.setdefault(flagship_key(r), {}).setdefault(r["options"], float(r["tflops"]))
+    best = max(ceiling["scaled_mm"], ceiling["scaled_mm_fast_accum"])
+    out = ["| d | causal | N | with quantization | attention alone | alone / fp8 GEMM | cuDNN (bf16) | alone / cuDNN | "
+           "flash3_wgmma (bf16) | alone / flash3_wgmma |", "|---|---|---|---|---|---|---|---|---|---|"]
+    for k, v in fp8_rows.items():  # in the order the run timed them
+        alone, cudnn = v["prequantized"], peer[k]["CUDNN_ATTENTION"]
+        out.append(f"| {k[1]} | {'yes' if k[2] else 'no'} | {k[3]} | {v['default']:.0f} | **{alone:.0f}** | "
+                   f"{alone / best:.2f} | {cudnn:.0f} | {alone / cudnn:.2f} | {f3[k]:.0f} | {alone / f3[k]:.2f} |")
+    out.append("")
+    out.append(f"Dense GEMM ceiling, 8192³, same run (`scripts/gemm_ceiling.py`): fp8 e4m3 `torch._scaled_mm` "
+               f"{ceiling['scaled_mm']:.0f} TFLOP/s, {ceiling['scaled_mm_fast_accum']:.0f} with use_fast_accum (the "
+               f"\"fp8 GEMM\" column divides by the larger).")
+    return out
+
+
+def fp8_error():
+    """flash3_fp8's largest error against float64 and its share of the derived bound (the fp8 test's lines)."""
+    pattern = re.compile(r"fp8 error (\S+) d=(\d+) (\S+) (\S+): on its inputs max \|error\| (\S+) \((\S+) of the "
+                         r"bound\); end to end (\S+) \((\S+)\)")
+    out = ["| d | mask | softmax | on its quantized inputs: max abs error | share of the bound | "
+           "end to end: max abs error | share of the bound |", "|---|---|---|---|---|---|---|"]
+    for line in text(f"{FLAGSHIP_RUN}/tests.log").splitlines():
+        m = pattern.search(line)
+        if m and m.group(1) == "default":
+            out.append(f"| {m.group(2)} | {m.group(3)} | {m.group(4)} | {m.group(5)} | {m.group(6)} | {m.group(7)} | "
+                       f"{m.group(8)} |")
     return out
 
 
@@ -455,7 +505,9 @@ def ring():
 
 TABLES = {"hw4-kernels": ("README.md", hw4_kernels, HW4_RUN),
           "hw4-end-to-end": ("README.md", hw4_end_to_end, HW4_RUN),
-          "flagships": ("kernels/README.md", flagships, MMA_RUN),
+          "flagships": ("kernels/README.md", flagships, FLAGSHIP_RUN),
+          "fp8": ("kernels/README.md", fp8, FLAGSHIP_RUN),
+          "fp8-error": ("kernels/README.md", fp8_error, FLAGSHIP_RUN),
           "causal": ("kernels/README.md", causal, CAUSAL_RUN),
           "flash2-ablation": ("kernels/README.md", flash2_ablation, ABLATION_RUN),
           "flash3-options": ("kernels/README.md", flash3_options, MMA_RUN),
