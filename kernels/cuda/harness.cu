@@ -8,6 +8,8 @@
 // [SECTION] MeasureVariant
 #include "kernels/cuda/harness.h"
 
+#include <cuda_fp8.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -185,8 +187,34 @@ struct Comparison {
   cudaError_t error = cudaSuccess;
 };
 
+// x̂ = descale·e4m3(x / descale) in the kernel's own fp32 steps (flash3_fp8.cu's quantizer), so that the reference
+// starts from the very values the kernel multiplies.
+void RoundToE4m3(std::vector<float>& x, float descale) {
+  const float scale = 1.0f / descale;
+  for (float& value : x) {
+    const __nv_fp8_storage_t byte = __nv_cvt_float_to_fp8(value * scale, __NV_SATFINITE, __NV_E4M3);
+    value = descale * __half2float(__half(__nv_cvt_fp8_to_halfraw(byte, __NV_E4M3)));
+  }
+}
+
+// max|x| / 448 in fp32, 1 for an all-zero tensor: the per-tensor descale factor of InputRounding::kE4m3PerTensor.
+cudaError_t E4m3Descale(DType dtype, const void* x, std::int64_t count, float* descale) {
+  float amax = 0.0f;
+  std::vector<float> chunk;
+  constexpr std::int64_t kChunk = 1 << 24;
+  for (std::int64_t offset = 0; offset < count; offset += kChunk) {
+    if (const cudaError_t error = CopyToHost(dtype, x, offset, std::min(kChunk, count - offset), chunk);
+        error != cudaSuccess)
+      return error;
+    for (float value : chunk) amax = std::max(amax, std::fabs(value));
+  }
+  *descale = amax > 0.0f ? amax / 448.0f : 1.0f;
+  return cudaSuccess;
+}
+
+// `descale` (Q, K, V), when given: the inputs are rounded per tensor to e4m3 first (InputRounding::kE4m3PerTensor).
 Comparison CompareWithReference(const AttentionShape& shape, DType dtype, const void* q, const void* k, const void* v,
-                                const void* o, const MeasureOptions& options) {
+                                const void* o, const MeasureOptions& options, const float* descale = nullptr) {
   Comparison result;
   const int n = shape.n, d = shape.d;
   const std::int64_t head_elements = static_cast<std::int64_t>(n) * d;
@@ -195,6 +223,11 @@ Comparison CompareWithReference(const AttentionShape& shape, DType dtype, const 
     const std::int64_t offset = head * head_elements;
     for (auto [source, target] : {std::pair{q, &hq}, {k, &hk}, {v, &hv}, {o, &ho}})
       if ((result.error = CopyToHost(dtype, source, offset, head_elements, *target)) != cudaSuccess) return result;
+    if (descale) {
+      RoundToE4m3(hq, descale[0]);
+      RoundToE4m3(hk, descale[1]);
+      RoundToE4m3(hv, descale[2]);
+    }
     const std::vector<int> rows = RowsToCheck(n, options.validate_all_rows, options.seed + head);
     std::vector<Comparison> per_row(rows.size());
     ParallelFor(static_cast<std::int64_t>(rows.size()), 0, [&](std::int64_t index, int) {
@@ -390,7 +423,17 @@ Measurement MeasureVariant(const VariantInfo& info, const AttentionShape& shape,
     return Failed(
         m, MeasureStatus::kValidationFailed,
         Sprintf("%llu of %lld outputs not written or not finite", non_finite, static_cast<long long>(elements)));
-  const Comparison comparison = CompareWithReference(shape, dtype, q.get(), k.get(), v.get(), o.get(), options);
+  float descale[3];
+  const bool rounded_inputs = info.input_rounding == InputRounding::kE4m3PerTensor;
+  if (rounded_inputs) {
+    int tensor = 0;
+    for (const DeviceBuffer* buffer : {&q, &k, &v})
+      if (const cudaError_t error = E4m3Descale(dtype, buffer->get(), elements, &descale[tensor++]);
+          error != cudaSuccess)
+        return CudaFailure(m, "reading the inputs' largest magnitude", error);
+  }
+  const Comparison comparison = CompareWithReference(shape, dtype, q.get(), k.get(), v.get(), o.get(), options,
+                                                     rounded_inputs ? descale : nullptr);
   if (comparison.error != cudaSuccess) return CudaFailure(m, "copying for validation", comparison.error);
   m.max_abs_error = comparison.max_abs_error;
   m.validated_rows = comparison.rows;

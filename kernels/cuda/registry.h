@@ -21,6 +21,15 @@ namespace flashviz::cuda {
 // writes, counted once per time the algorithm as written reads or writes it; cache hits not subtracted).
 using HbmBytesFunction = double (*)(const AttentionShape& shape, DType dtype);
 
+// How a variant rounds its inputs before it computes with them. The harness validates against the float64
+// reference of the inputs so rounded: what is left is the variant's own arithmetic, which its tolerance bounds.
+enum class InputRounding : std::uint8_t {
+  kNone,
+  // Each of Q, K, V to e4m3 with one scale per tensor: x̂ = descale·e4m3(x / descale), descale = max|x| / 448 in
+  // fp32 (1 for an all-zero tensor); flash3_fp8.
+  kE4m3PerTensor,
+};
+
 struct VariantInfo {
   const char* id;        // what --kernels takes: "flash2_warp"
   const char* name;      // a title for tables and the GUI
@@ -34,6 +43,7 @@ struct VariantInfo {
   const char* launch;    // grid, block, shared memory, number of kernels
   const char* workspace; // what the device scratch holds, "none" when there is none
   HbmBytesFunction hbm_bytes;
+  InputRounding input_rounding = InputRounding::kNone;
   // The largest |kernel − reference| the harness allows, when the variant computes in a narrower type than its
   // inputs (flash3_fp8); 0: the dtype's own tolerance (harness.h, Tolerance).
   double tolerance = 0;
