@@ -348,7 +348,7 @@ BenchRow ToBenchRow(const SweepPoint& point, DType dtype, const Measurement& m, 
 Measurement MeasureVariant(const VariantInfo& info, const AttentionShape& shape, DType dtype,
                            const MeasureOptions& options) {
   Measurement m;
-  m.tolerance = info.tolerance > 0 ? info.tolerance : Tolerance(dtype);
+  m.tolerance = info.tolerance ? info.tolerance(shape, dtype) : Tolerance(dtype);
   m.hbm_bytes = info.hbm_bytes ? info.hbm_bytes(shape, dtype) : 0;
   const Variant* variant = FindVariant(info.id);
   if (!variant) return Failed(m, MeasureStatus::kError, Sprintf("%s is not in this build's registry", info.id));
@@ -410,6 +410,13 @@ Measurement MeasureVariant(const VariantInfo& info, const AttentionShape& shape,
     return variant->launch(args);
   };
 
+  // 0. Options that reuse the workspace (flash3_fp8's prequantized inputs) find it filled by a launch without them.
+  if (const unsigned reused = args.options & info.options_reusing_workspace; reused != 0) {
+    AttentionArgs first = args;
+    first.options &= ~reused;
+    if (const cudaError_t error = variant->launch(first); error != cudaSuccess)
+      return CudaFailure(m, "the launch that fills the workspace", error);
+  }
   // 1. Validate.
   if (const cudaError_t error = run(); error != cudaSuccess) return CudaFailure(m, "launch", error);
   if (const cudaError_t error = cudaStreamSynchronize(stream.get()); error != cudaSuccess)

@@ -90,6 +90,19 @@ double QuantizedFp8HbmBytes(const AttentionShape& shape, DType dtype) {
   return Elements(shape) * (3.0 * 2.0 * input + 3.0 + 3.0 + input);
 }
 
+double E4m3AttentionTolerance(const AttentionShape& shape, DType /*dtype*/) {
+  // flash3_fp8.cu's bound with |x̂| ≤ 3: Σ_l |q̂_l k̂_l| ≤ 9d; the tensor cores' accumulation 2^-14 per k32 step
+  // (S: d/32 + 1, P̃V: 4⌈N/128⌉ + 1, the padded keys included); the exponential 2^-13; ℓ's fp32 sum N·2^-26;
+  // P̃'s rounding 2^-4; O's bf16 rounding 2^-8; Σ p|v|/ℓ ≤ 3.
+  const double d = shape.d, n = shape.n, bound = 3.0;
+  const double epsilon_s = std::ldexp(d / 32 + 1, -14), epsilon_o = std::ldexp(4 * std::ceil(n / 128) + 1, -14);
+  const double perturbation = static_cast<double>(shape.scale) * epsilon_s * bound * bound * d + std::ldexp(1.0, -13) +
+                              n * std::ldexp(1.0, -26);
+  const double kappa = std::exp(2 * perturbation) * (1 + epsilon_o);
+  const double core = ((kappa - 1) + kappa / 16) * bound;
+  return core + std::ldexp(bound + core, -8);
+}
+
 double MaterializedFp32HbmBytes(const AttentionShape& shape, DType dtype) {
   // S written by the first kernel and read by the softmax, P written by the softmax and read by PV.
   return FusedHbmBytes(shape, dtype) + 4.0 * ScoreElements(shape) * 4.0;

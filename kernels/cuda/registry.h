@@ -25,7 +25,7 @@ using HbmBytesFunction = double (*)(const AttentionShape& shape, DType dtype);
 // reference of the inputs so rounded: what is left is the variant's own arithmetic, which its tolerance bounds.
 enum class InputRounding : std::uint8_t {
   kNone,
-  // Each of Q, K, V to e4m3 with one scale per tensor: x̂ = descale·e4m3(x / descale), descale = max|x| / 448 in
+  // Each of Q, K, V to e4m3 with one scale per tensor: x̂ = descale·e4m3(x·(1/descale)), descale = max|x| / 448 in
   // fp32 (1 for an all-zero tensor); flash3_fp8.
   kE4m3PerTensor,
 };
@@ -44,9 +44,12 @@ struct VariantInfo {
   const char* workspace; // what the device scratch holds, "none" when there is none
   HbmBytesFunction hbm_bytes;
   InputRounding input_rounding = InputRounding::kNone;
-  // The largest |kernel − reference| the harness allows, when the variant computes in a narrower type than its
-  // inputs (flash3_fp8); 0: the dtype's own tolerance (harness.h, Tolerance).
-  double tolerance = 0;
+  // The largest |kernel − reference| the harness allows for this shape, when the variant computes in a narrower type
+  // than its inputs (flash3_fp8); null: the dtype's own tolerance (harness.h, Tolerance).
+  double (*tolerance)(const AttentionShape& shape, DType dtype) = nullptr;
+  // Options bits that reuse what a launch without them left in the workspace (flash3_fp8's quantized inputs): the
+  // harness makes such a launch first.
+  unsigned options_reusing_workspace = 0;
 };
 
 // Every row, in the order of registry_rows.inc.
@@ -74,5 +77,8 @@ double Algorithm1HbmBytes(const AttentionShape& shape, DType dtype);    // + O_i
 // flash3_fp8: the quantization reads Q, K, V twice (max |x|, then the rounding) and writes their e4m3 copies, the
 // attention reads the copies and writes O (in `dtype`).
 double QuantizedFp8HbmBytes(const AttentionShape& shape, DType dtype);
+// flash3_fp8's error bound (kernels/cuda/mma/flash3_fp8.cu) on its own rounded inputs, at the largest |x| the
+// harness draws (3): the tolerance of its row.
+double E4m3AttentionTolerance(const AttentionShape& shape, DType dtype);
 
 }  // namespace flashviz::cuda

@@ -6,7 +6,7 @@
 //   1. Quantization: absolute maxima, Q and K to e4m3, V to e4m3 transposed (keys in the kernel's P̃ order)
 //   2. Host: workspace, tensor maps, the registry's three functions
 //
-// Per-tensor scales: x̂ = descale_x · e4m3(x / descale_x), descale_x = max|x| / 448, so each tensor's largest
+// Per-tensor scales: x̂ = descale_x · e4m3(x·(1/descale_x)), descale_x = max|x| / 448, so each tensor's largest
 // value maps to e4m3's largest. The kernel multiplies the raw e4m3 products and folds the factors back in:
 // S = descale_q · descale_k · (Q₈ K₈ᵀ) inside the exponent's scale, O = descale_v · (P̃₈ V₈) / ℓ at the end.
 // Inside the kernel P̃ (scaled by 2^8, flash3_kernel.cuh) is rounded to e4m3 for P̃V; ℓ sums the unrounded P̃.
@@ -22,7 +22,8 @@
 //     κ = e^(2E) (E in the numerator and in ℓ).
 //   - P̃ to e4m3 (3 mantissa bits, round to nearest): relative error u = 2^-4 where P̃·2^8 is normal (p ≥ 2^-14),
 //     else at most min(p, 2^-18) absolute (half of the subnormal spacing 2^-9, over 2^8).
-//   - P̃V accumulates over all N keys: ε_O = 2^-14·(N/32 + 1); O is rounded to bf16 (relative 2^-8).
+//   - P̃V accumulates over all N keys, 4 k32 steps per 128-key tile: ε_O = 2^-14·(4⌈N/128⌉ + 1); ℓ is an fp32 sum
+//     of up to N terms (N·2^-26, added to E); O is rounded to bf16 (relative 2^-8).
 //   |Ô_n − O_n| ≤ [(κ(1+ε_O) − 1)·Σ_j p_j |v̂_jn| + κ(1+ε_O)·Σ_j r_j |v̂_jn|] / ℓ + 2^-8·(|O_n| + that),
 //   with r_j the P̃ rounding bound above. Against the unquantized inputs add the inputs' own rounding: the score
 //   perturbation |scale·(q̂·k̂_j − q·k_j)| joins E, and Σ_j p_j |v̂_jn − v_jn| / ℓ joins the sum (each x̂ is within

@@ -84,7 +84,8 @@ struct Flash3Traits {
   static constexpr int kRowBytes = kD * kElementBytes;     // one row of Q_i or K_j
   static constexpr int kColumnBlocks = kRowBytes / 128;    // 128-byte swizzle blocks per row: 1, 2 or 4
   static constexpr int kBoxColumns = 128 / kElementBytes;  // elements per TMA box row (= swizzle block)
-  // K/V ring depth: 16-bit d = 64 fits three (16 KB Q + 3 × 32 KB), d = 128 and 256 two; fp8 d = 128 four
+  // K/V ring depth: 16-bit d = 64 fits three (16 KB Q + 3 × 32 KB + 16 KB O; 24 + 96 + 24 KB with three
+  // consumers), d = 128 and 256 two; fp8 d = 128 four
   // (16 KB Q + 4 × 32 KB + 32 KB O), fp8 d = 256 two (32 KB Q + 2 × 64 KB + 64 KB O).
   static constexpr int kStages = kFp8 ? (kD == 128 ? 4 : 2) : kD == 64 ? 3 : 2;
   // The O staging tile (16-byte stores) does not fit beside d = 256's Q_i and K/V stages: d = 256 stores O
@@ -391,8 +392,8 @@ __device__ __forceinline__ void IssueScores(float (&s)[Traits::kBc / 2], std::ui
 // bytes further, the leading byte offset is one 64-column block). fp8: V_jᵀ K-major (keys contiguous, d rows;
 // a k-step is 32 bytes further within the row, as for K_j in S). Issued, not waited for.
 template <typename Traits>
-__device__ __forceinline__ void IssueOutput(float (&o)[Traits::kHeadDim / 2], const std::uint32_t (&p)[Traits::kPSteps][4],
-                                            std::uint32_t v_stage) {
+__device__ __forceinline__ void IssueOutput(float (&o)[Traits::kHeadDim / 2],
+                                            const std::uint32_t (&p)[Traits::kPSteps][4], std::uint32_t v_stage) {
   using T = typename Traits::Element;
   constexpr int kD = Traits::kHeadDim;
 #pragma unroll

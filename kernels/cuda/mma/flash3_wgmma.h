@@ -13,11 +13,13 @@
 namespace flashviz::cuda {
 
 // AttentionArgs::options bits. As for flash2_mma, each flips one choice of the shipped kernel (0), so its gain
-// is measured on the same code: 16 kernels in all (2 dtypes × 2 d × the two compile-time bits).
+// is measured on the same code: 48 kernels in all (per dtype 12 at d = 64 with its two consumer counts, 7 at
+// d = 128, 5 at d = 256).
 enum Flash3WgmmaOption : unsigned {
   // The other grid than the default: persistent (one block per multiprocessor, each taking every gridDim.x-th
   // (head, Q tile) pair, the producer loading the next pair's Q and K/V while the consumers finish the last one)
-  // everywhere except causal at d = 128, which runs one block per Q tile. A launch choice (no kernel of its own).
+  // at d = 64 and non-causal d = 128; one block per Q tile for causal d = 128 and all of d = 256. A launch choice
+  // (no kernel of its own).
   kFlash3WgmmaOtherGrid = 1u << 0,
   // Inside each consumer warpgroup, S_j, its softmax and P̃_j V_j one after the other, instead of the default
   // intra-warpgroup overlap (S_j issued together with P̃_{j−1} V_{j−1}, the softmax of tile j running while the
@@ -27,7 +29,8 @@ enum Flash3WgmmaOption : unsigned {
   // 16-byte coalesced stores. A kernel of its own.
   kFlash3WgmmaDirectStore = 1u << 2,
   // Ping-pong: the two consumer warpgroups take turns issuing their GEMMs (named barriers), one's softmax
-  // overlapping the other's products. With the default overlapped loop only (ignored with serial-softmax).
+  // overlapping the other's products. On the default kernel only: ignored with serial-softmax or direct-store, and
+  // with three consumers (d = 64 from N = 2048).
   kFlash3WgmmaPingPong = 1u << 3,
   // At d = 64, the other B_r than the default: 128 rows (two consumer warpgroups) from N = 2048, where 192 (three)
   // is the default, and 192 below. No effect at d = 128 and 256 (always two).

@@ -116,7 +116,8 @@ BoundCheck CheckAgainstBound(const Fp8Problem& p, bool end_to_end) {
   const std::vector<double>& kr = end_to_end ? p.k : p.k_hat;
   const std::vector<double>& vr = end_to_end ? p.v : p.v_hat;
   // The tensor cores' accumulation: about 14 bits kept per addition, one addition per k32 step (flash3_fp8.cu).
-  const double epsilon_s = std::ldexp(d / 32 + 1, -14), epsilon_o = std::ldexp(n / 32 + 1, -14);
+  // P̃V runs 4 k32 steps per 128-key tile, the padded keys of the last included.
+  const double epsilon_s = std::ldexp(d / 32 + 1, -14), epsilon_o = std::ldexp(4 * ((n + 127) / 128) + 1, -14);
   BoundCheck result;
   std::vector<double> s(n), p_row(n), r(n);
   for (std::int64_t head = 0; head < p.args.shape.Heads(); ++head)
@@ -138,7 +139,9 @@ BoundCheck CheckAgainstBound(const Fp8Problem& p, bool end_to_end) {
         max_s = std::max(max_s, s[j]);
         // What the kernel's score can differ by: its accumulation, the fp32 exponent, and (end to end) the
         // inputs' rounding.
-        perturbation = std::max(perturbation, scale * (epsilon_s * magnitude + std::fabs(dot_hat - dot)) + 0x1p-13);
+        // + the exponential (2^-13) and ℓ's fp32 sum (N·2^-26).
+        perturbation = std::max(perturbation, scale * (epsilon_s * magnitude + std::fabs(dot_hat - dot)) + 0x1p-13 +
+                                                  n * 0x1p-26);
       }
       const double kappa = std::exp(2.0 * perturbation);
       double ell = 0;
