@@ -58,7 +58,6 @@ enum Flash3Flag : unsigned {
   // (flash3_wgmma.cu).
   kFlagThreeConsumers = 1u << 4,
 };
-inline constexpr unsigned kFlash3FlagCount = 5;
 
 // fp8 (e4m3) inputs: one byte an element, k = 32 per wgmma, and V_j given transposed (wgmma reads 8-bit B
 // operands K-major only; Flash3Fp8 in flash3_fp8.cu writes Vᵀ when it quantizes).
@@ -119,7 +118,7 @@ struct Flash3Traits {
   static constexpr int kPSteps = kBc / kKStep;
   // fp8 scales P̃ by 2^8 (P̃ ≤ 256 < 448, e4m3's largest) so that probabilities down to 2^-14 stay normal
   // numbers instead of e4m3's subnormals below 2^-6; ℓ carries the same factor, so O = P̃V/ℓ is unchanged.
-  static constexpr float kPExponent = kFp8 ? 8.0f : 0.0f;
+  static constexpr int kPExponent = kFp8 ? 8 : 0;
   // fp8 at d = 128 halves the GEMMs' time but not the softmax's: per tile the special-function unit needs as many
   // cycles for 2^x as the tensor cores for the GEMMs. Every kPolynomialEvery-th 2^x of P̃ goes to the FMA pipe
   // (Exp2Polynomial) instead; 0: all on the special-function unit. H200, 2026-11-26 (kernels/README.md): every 4th
@@ -275,8 +274,8 @@ __device__ __forceinline__ float Exp2Polynomial(float x) {
 }
 
 // A consumer warp's rows g and g+8 (of its 16) in one tile: masking, the online-softmax statistics, and P̃ in
-// place of S (as floats). Returns α for the two rows (O_i must be multiplied by it).
-template <int kSAcc, int kPExponent, int kPolynomialEvery>
+// place of S (as floats), scaled by 2^Traits::kPExponent. Returns α for the two rows (O_i must be multiplied by it).
+template <typename Traits, int kSAcc>
 __device__ __forceinline__ void SoftmaxTile(float (&s)[kSAcc], float (&row_max)[2], float (&row_sum)[2],
                                             float (&alpha)[2], int kv_col0, int row_a, int warp_row0, int quad,
                                             float scale_log2, const Flash3Params& params) {
@@ -313,7 +312,7 @@ __device__ __forceinline__ void SoftmaxTile(float (&s)[kSAcc], float (&row_max)[
     // A row with every key so far masked keeps m = −∞; subtract 0 then, so that no −∞ − (−∞) = NaN appears.
     max_scaled[r] = tile_max[r] == -INFINITY ? 0.0f : tile_max[r] * scale_log2;
     alpha[r] = tile_max[r] != row_max[r] ? FastExp2(row_max[r] * scale_log2 - max_scaled[r]) : 1.0f;
-    if constexpr (kPExponent != 0) max_scaled[r] -= static_cast<float>(kPExponent);  // P̃ · 2^kPExponent
+    if constexpr (Traits::kPExponent != 0) max_scaled[r] -= static_cast<float>(Traits::kPExponent);  // P̃ · 2^kPExponent
     row_max[r] = tile_max[r];
     row_sum[r] *= alpha[r];
   }
@@ -322,8 +321,8 @@ __device__ __forceinline__ void SoftmaxTile(float (&s)[kSAcc], float (&row_max)[
     const int r = (i / 2) % 2;  // accumulators 4t, 4t+1 are row g; 4t+2, 4t+3 row g+8
     const float x = fmaf(s[i], scale_log2, -max_scaled[r]);
     // Every kPolynomialEvery-th 2^x on the FMA pipe, the rest on the special-function unit (Traits).
-    if constexpr (kPolynomialEvery > 0)
-      s[i] = i % kPolynomialEvery == kPolynomialEvery - 1 ? Exp2Polynomial(x) : FastExp2(x);
+    if constexpr (constexpr int kEvery = Traits::kPolynomialEvery; kEvery > 0)
+      s[i] = i % kEvery == kEvery - 1 ? Exp2Polynomial(x) : FastExp2(x);
     else
       s[i] = FastExp2(x);
     row_sum[r] += s[i];
@@ -514,8 +513,7 @@ __global__ void __launch_bounds__(Flash3TraitsOf<T, kD, kFlags>::kThreads, 1)
           PinRegisters(s);
           release(smem.KEmpty(slot.stage));
           if (tile.kv_tiles == 1) release(smem.QEmpty());
-          SoftmaxTile<kSAcc, static_cast<int>(Traits::kPExponent), Traits::kPolynomialEvery>(
-              s, row_max, row_sum, alpha, 0, row_a, warp_row0, quad, scale_log2, params);
+          SoftmaxTile<Traits>(s, row_max, row_sum, alpha, 0, row_a, warp_row0, quad, scale_log2, params);
           PackP<T>(s, p);
         }
         // Tile j ≥ 1: issue S_j and P̃_{j−1} V_{j−1}; wait for S_j only, run its softmax while the tensor cores
@@ -540,8 +538,7 @@ __global__ void __launch_bounds__(Flash3TraitsOf<T, kD, kFlags>::kThreads, 1)
           PinRegisters(s);
           release(smem.KEmpty(slot.stage));
           if (j + 1 == tile.kv_tiles) release(smem.QEmpty());
-          SoftmaxTile<kSAcc, static_cast<int>(Traits::kPExponent), Traits::kPolynomialEvery>(
-              s, row_max, row_sum, alpha, j * kBc, row_a, warp_row0, quad, scale_log2, params);
+          SoftmaxTile<Traits>(s, row_max, row_sum, alpha, j * kBc, row_a, warp_row0, quad, scale_log2, params);
           WgmmaWait<0>();
           PinRegisters(o_acc);
           PinRegisters(p);
@@ -572,8 +569,7 @@ __global__ void __launch_bounds__(Flash3TraitsOf<T, kD, kFlags>::kThreads, 1)
           PinRegisters(s);
           release(smem.KEmpty(slot.stage));
           if (j + 1 == tile.kv_tiles) release(smem.QEmpty());
-          SoftmaxTile<kSAcc, static_cast<int>(Traits::kPExponent), Traits::kPolynomialEvery>(
-              s, row_max, row_sum, alpha, j * kBc, row_a, warp_row0, quad, scale_log2, params);
+          SoftmaxTile<Traits>(s, row_max, row_sum, alpha, j * kBc, row_a, warp_row0, quad, scale_log2, params);
           Rescale(o_acc, alpha);
           PackP<T>(s, p);
           BarrierWait(smem.VFull(slot.stage), slot.parity);
