@@ -362,7 +362,8 @@ int main(int argc, char** argv) {
     else if (kernel == &kKernels[0])
       for (unsigned o = 0; o <= kFlash2MmaKernelOptions; ++o) options.push_back(static_cast<int>(o));
     else if (kernel == &kKernels[2])
-      options = {0, static_cast<int>(kFlash3Fp8Prequantized), static_cast<int>(kFlash3Fp8PingPong)};
+      options = {0, static_cast<int>(kFlash3Fp8Prequantized), static_cast<int>(kFlash3Fp8OtherSchedule),
+                 static_cast<int>(kFlash3Fp8OtherGrid)};
     else
       options = {0, static_cast<int>(kFlash3WgmmaOtherGrid), static_cast<int>(kFlash3WgmmaSerialSoftmax),
                  static_cast<int>(kFlash3WgmmaDirectStore), static_cast<int>(kFlash3WgmmaPingPong),

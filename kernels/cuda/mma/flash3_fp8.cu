@@ -158,7 +158,8 @@ std::string Flash3Fp8OptionsName(unsigned options) {
   if (options == 0) return "default";
   std::string name;
   if (options & kFlash3Fp8Prequantized) name = "prequantized";
-  if (options & kFlash3Fp8PingPong) name += name.empty() ? "ping-pong" : "+ping-pong";
+  if (options & kFlash3Fp8OtherSchedule) name += name.empty() ? "other-schedule" : "+other-schedule";
+  if (options & kFlash3Fp8OtherGrid) name += name.empty() ? "other-grid" : "+other-grid";
   if (options & ~kFlash3Fp8AllOptions)
     name += (name.empty() ? "" : "+") + Sprintf("unknown-0x%x", options & ~kFlash3Fp8AllOptions);
   return name;
@@ -186,6 +187,30 @@ std::optional<std::string> Flash3Fp8NotApplicable(const AttentionShape& shape, D
 std::size_t Flash3Fp8WorkspaceBytes(const AttentionShape& shape, DType /*dtype*/) {
   return Flash3Fp8WorkspaceLayout(shape).bytes;
 }
+
+namespace {
+
+// The kernel for d with the grid's schedule (longest first on the persistent causal grid) and ping-pong or not.
+template <int kD>
+cudaError_t LaunchForGrid(cudaStream_t stream, const CUtensorMap& q_map, const CUtensorMap& k_map,
+                          const CUtensorMap& v_map, const wgmma_detail::Flash3Params& params, bool persistent,
+                          bool longest_first, bool ping_pong, int multiprocessors) {
+  using wgmma_detail::kFlagLongestFirst;
+  using wgmma_detail::kFlagPingPong;
+  using wgmma_detail::LaunchFlash3Kernel;
+  using Fp8 = __nv_fp8_e4m3;
+  constexpr unsigned kFlags = wgmma_detail::kFlagOverlapSoftmax | wgmma_detail::kFlagStagedStore;
+  const auto launch = [&](auto kernel) {
+    return kernel(stream, q_map, k_map, v_map, params, persistent, multiprocessors);
+  };
+  if (longest_first)
+    return ping_pong ? launch(LaunchFlash3Kernel<Fp8, kD, kFlags | kFlagLongestFirst | kFlagPingPong>)
+                     : launch(LaunchFlash3Kernel<Fp8, kD, kFlags | kFlagLongestFirst>);
+  return ping_pong ? launch(LaunchFlash3Kernel<Fp8, kD, kFlags | kFlagPingPong>)
+                   : launch(LaunchFlash3Kernel<Fp8, kD, kFlags>);
+}
+
+}  // namespace
 
 cudaError_t LaunchFlash3Fp8(const AttentionArgs& args) {
   if (args.options & ~kFlash3Fp8AllOptions) return cudaErrorInvalidValue;
@@ -240,24 +265,22 @@ cudaError_t LaunchFlash3Fp8(const AttentionArgs& args) {
                             n,
                             q_tiles,
                             q_tiles * batch_heads,
+                            hopper_host::SectionHeads(batch_heads, (static_cast<long long>(n) + layout.key_stride) * d),
                             args.shape.scale * 1.4426950408889634f,
                             args.shape.causal ? 1 : 0};
-  // The grid as flash3_wgmma's at d = 128: persistent, causal one block per Q tile.
-  const bool persistent = !args.shape.causal;
-  using wgmma_detail::kFlagOverlapSoftmax;
-  using wgmma_detail::kFlagStagedStore;
-  using wgmma_detail::LaunchFlash3Kernel;
-  using Fp8 = __nv_fp8_e4m3;
-  constexpr unsigned kFlags = kFlagOverlapSoftmax | kFlagStagedStore;
-  const auto launch = [&](auto head_dim) {
-    constexpr int kD = decltype(head_dim)::value;
-    return (args.options & kFlash3Fp8PingPong)
-               ? LaunchFlash3Kernel<Fp8, kD, kFlags | wgmma_detail::kFlagPingPong>(args.stream, q_map, k_map, v_map,
-                                                                                   params, persistent, multiprocessors)
-               : LaunchFlash3Kernel<Fp8, kD, kFlags>(args.stream, q_map, k_map, v_map, params, persistent,
-                                                     multiprocessors);
-  };
-  return d == 128 ? launch(std::integral_constant<int, 128>{}) : launch(std::integral_constant<int, 256>{});
+  // The grid as flash3_wgmma's at d = 128 (flash3_wgmma.cu): persistent, except causal beyond N = 2048, where one
+  // block per Q tile lets the hardware balance the uneven tiles; on the persistent causal grid, longest first.
+  // H200, 2026-11-26, attention alone (kernels/README.md): causal persistent at d = 128 13% faster at N = 1024, 5%
+  // and 12% slower at 4096 and 16384; at d = 256 5-9% faster at 1024, a tie at 4096, 2-3% slower at 16384.
+  const bool persistent = (!args.shape.causal || n <= 2048) != ((args.options & kFlash3Fp8OtherGrid) != 0);
+  // Ping-pong at d = 256: the same day, 2-8% faster at four of the six shapes (within 3% at the other two); at
+  // d = 128, where the exponentials set the pace, within ±3%, and not taken.
+  const bool ping_pong = (d == 256) != ((args.options & kFlash3Fp8OtherSchedule) != 0);
+  const bool longest_first = args.shape.causal && persistent;
+  return d == 128 ? LaunchForGrid<128>(args.stream, q_map, k_map, v_map, params, persistent, longest_first, ping_pong,
+                                       multiprocessors)
+                  : LaunchForGrid<256>(args.stream, q_map, k_map, v_map, params, persistent, longest_first, ping_pong,
+                                       multiprocessors);
 }
 
 }  // namespace flashviz::cuda

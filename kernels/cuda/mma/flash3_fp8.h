@@ -20,10 +20,15 @@ enum Flash3Fp8Option : unsigned {
   // launch with the same Q, K and V. Times the attention kernel alone (what FlashAttention-3 reports for fp8,
   // whose inputs arrive quantized); the default launch is quantization plus attention.
   kFlash3Fp8Prequantized = 1u << 0,
-  // Ping-pong scheduling of the two consumer warpgroups (flash3_wgmma.h, kFlash3WgmmaPingPong).
-  kFlash3Fp8PingPong = 1u << 1,
+  // The other consumer schedule: ping-pong (flash3_wgmma.h, kFlash3WgmmaPingPong) where the default has none
+  // (d = 128), none where the default has it (d = 256).
+  kFlash3Fp8OtherSchedule = 1u << 1,
+  // The other grid (flash3_wgmma.h, kFlash3WgmmaOtherGrid): one block per Q tile where the default is persistent,
+  // and the reverse.
+  kFlash3Fp8OtherGrid = 1u << 2,
 };
-inline constexpr unsigned kFlash3Fp8AllOptions = kFlash3Fp8Prequantized | kFlash3Fp8PingPong;
+inline constexpr unsigned kFlash3Fp8AllOptions =
+    kFlash3Fp8Prequantized | kFlash3Fp8OtherSchedule | kFlash3Fp8OtherGrid;
 
 std::string Flash3Fp8OptionsName(unsigned options);
 

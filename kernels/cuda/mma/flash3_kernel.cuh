@@ -45,9 +45,10 @@ enum Flash3Flag : unsigned {
   // O_i leaves through a shared-memory staging tile in 16-byte coalesced stores (a warp writes 512 contiguous
   // bytes) instead of 4-byte stores straight from the accumulators (a warp instruction: 8 rows × 16 bytes).
   kFlagStagedStore = 1u << 1,
-  // Causal on the persistent grid (the host sets it, no options bit): the work tiles longest first over all heads
-  // and the grid's passes snaking (DecodeWorkTile, BlockWork), so the static schedule ends with short tiles everywhere
-  // instead of some blocks' long ones. Off: head-major, which keeps a head's K/V in L2 for the blocks running at once.
+  // Causal on the persistent grid (the host sets it, no options bit): the work tiles longest first within L2
+  // sections of heads (Flash3Params::section_heads) and the grid's passes snaking (DecodeWorkTile, BlockWork), so
+  // the static schedule ends with short tiles everywhere instead of some blocks' long ones. Off: head-major, which
+  // keeps a head's K/V in L2 for the blocks running at once.
   kFlagLongestFirst = 1u << 2,
   // Ping-pong (FlashAttention-3's inter-warpgroup overlap; with kFlagOverlapSoftmax only): the two consumer
   // warpgroups take turns issuing their GEMMs, handing the turn over through named barriers, so that one's
@@ -125,6 +126,11 @@ struct Flash3Traits {
   // is 6-15% faster there than none, every 3rd or 2nd slower than none; at fp8 d = 256 and 16-bit d = 64 every
   // share tried was slower than none.
   static constexpr int kPolynomialEvery = kFp8 && kD == 128 ? 4 : 0;
+  // The softmax's row maxima and sums as kSoftmaxChains independent chains joined at the end, instead of one chain
+  // of dependent instructions per row. H200, 2026-11-26 (kernels/README.md): four are 3-13% faster at 16-bit
+  // d = 256 without the mask and −6% to +9% causal (faster at most shapes); at d = 64 up to 8% slower, mixed at
+  // d = 128 (−8% to +9%), 1-7% slower at fp8 d = 128: one chain there.
+  static constexpr int kSoftmaxChains = !kFp8 && kD == 256 ? 4 : 1;
   static_assert(kSharedBytes <= 227 * 1024, "fits one block per multiprocessor");
   static_assert(kBc % kKStep == 0 && kBc % 8 == 0, "whole k-steps of P̃V");
   static_assert(!kFp8 || kBc == 128, "fp8 Vᵀ tiles are one 128-byte swizzle block of keys");
@@ -137,14 +143,20 @@ struct Flash3Params {
   const float* descale;
   int n;
   int q_tiles;       // T_r = ⌈N / B_r⌉
-  int work_tiles;    // T_r · B·H (head, Q tile) pairs, head-major
+  int work_tiles;    // T_r · B·H (head, Q tile) pairs
+  // Longest first (kFlagLongestFirst): heads per section, whose K and V fit in L2 together (the host's choice).
+  int section_heads;
   float scale_log2;  // scale · log2(e)
   int causal;
 };
 
 // Work tile w: Q tile `rank` of head h (causal: rank 0 is the last, longest, Q tile). Head-major, w = h·T_r + rank,
 // as in flash2_mma: consecutive tiles share a head, so blocks running at one time read the same K/V from L2. Longest
-// first (kFlagLongestFirst), w = rank·(B·H) + h: every head's longest tile before any shorter one.
+// first (kFlagLongestFirst): the heads in sections of params.section_heads, and within a section rank-major,
+// w = section start + rank·(section's heads) + (head − section's first head): a section's longest tiles before
+// its shorter ones, while the
+// blocks running at one time read the K/V of one section's heads, which fit in L2. (Rank-major over all heads
+// would stream every head's K/V from memory once per rank when B·H is large.)
 struct WorkTile {
   int head;
   int q_row0;
@@ -156,8 +168,13 @@ __device__ __forceinline__ WorkTile DecodeWorkTile(int w, const Flash3Params& pa
   int rank;
   if constexpr (kLongestFirst) {
     const int heads = params.work_tiles / params.q_tiles;
-    rank = w / heads;
-    tile.head = w - rank * heads;
+    const int section_tiles = params.section_heads * params.q_tiles;
+    const int section = w / section_tiles;
+    const int first_head = section * params.section_heads;
+    const int section_heads = min(params.section_heads, heads - first_head);
+    const int within = w - section * section_tiles;
+    rank = within / section_heads;
+    tile.head = first_head + within - rank * section_heads;
   } else {
     tile.head = w / params.q_tiles;
     rank = w - tile.head * params.q_tiles;
@@ -298,15 +315,23 @@ __device__ __forceinline__ void SoftmaxTile(float (&s)[kSAcc], float (&row_max)[
   }
   // m_new = max(m_old, rowmax S); α = 2^(scale·log2e·(m_old − m_new)); P̃ = 2^(scale·log2e·S − scale·log2e·m_new).
   // A quad of lanes holds a row's B_c keys.
-  float tile_max[2] = {row_max[0], row_max[1]};
+  constexpr int kChains = Traits::kSoftmaxChains;  // per row, joined at the end
+  float chain_max[2][kChains];
+#pragma unroll
+  for (int c = 0; c < kChains; ++c) chain_max[0][c] = chain_max[1][c] = -INFINITY;
+  chain_max[0][0] = row_max[0];
+  chain_max[1][0] = row_max[1];
 #pragma unroll
   for (int t = 0; t < kSTiles; ++t) {
-    tile_max[0] = fmaxf(tile_max[0], fmaxf(s[4 * t], s[4 * t + 1]));
-    tile_max[1] = fmaxf(tile_max[1], fmaxf(s[4 * t + 2], s[4 * t + 3]));
+    chain_max[0][t % kChains] = fmaxf(chain_max[0][t % kChains], fmaxf(s[4 * t], s[4 * t + 1]));
+    chain_max[1][t % kChains] = fmaxf(chain_max[1][t % kChains], fmaxf(s[4 * t + 2], s[4 * t + 3]));
   }
-  float max_scaled[2];
+  float tile_max[2], max_scaled[2];
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
+    tile_max[r] = chain_max[r][0];
+#pragma unroll
+    for (int c = 1; c < kChains; ++c) tile_max[r] = fmaxf(tile_max[r], chain_max[r][c]);
     tile_max[r] = fmaxf(tile_max[r], __shfl_xor_sync(0xffffffffu, tile_max[r], 1));
     tile_max[r] = fmaxf(tile_max[r], __shfl_xor_sync(0xffffffffu, tile_max[r], 2));
     // A row with every key so far masked keeps m = −∞; subtract 0 then, so that no −∞ − (−∞) = NaN appears.
@@ -316,6 +341,9 @@ __device__ __forceinline__ void SoftmaxTile(float (&s)[kSAcc], float (&row_max)[
     row_max[r] = tile_max[r];
     row_sum[r] *= alpha[r];
   }
+  float chain_sum[2][kChains] = {};
+  chain_sum[0][0] = row_sum[0];
+  chain_sum[1][0] = row_sum[1];
 #pragma unroll
   for (int i = 0; i < kSAcc; ++i) {
     const int r = (i / 2) % 2;  // accumulators 4t, 4t+1 are row g; 4t+2, 4t+3 row g+8
@@ -325,7 +353,13 @@ __device__ __forceinline__ void SoftmaxTile(float (&s)[kSAcc], float (&row_max)[
       s[i] = i % kEvery == kEvery - 1 ? Exp2Polynomial(x) : FastExp2(x);
     else
       s[i] = FastExp2(x);
-    row_sum[r] += s[i];
+    chain_sum[r][(i / 4) % kChains] += s[i];
+  }
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    row_sum[r] = chain_sum[r][0];
+#pragma unroll
+    for (int c = 1; c < kChains; ++c) row_sum[r] += chain_sum[r][c];
   }
 }
 

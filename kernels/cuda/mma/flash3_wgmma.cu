@@ -23,7 +23,8 @@
 //      N = 2048 three consumer warpgroups (160 registers each) own B_r = 192 rows.
 //   4. Intra-warpgroup overlap (FlashAttention-3's Algorithm 2): S_j and P̃_{j−1} V_{j−1} are issued together,
 //      S_j alone is waited for, and its softmax runs while the tensor cores finish P̃_{j−1} V_{j−1}.
-//   5. Persistent grid (d = 64, and d = 128 without the mask): one block per multiprocessor walks (head, Q tile)
+//   5. Persistent grid (d = 64, d = 128 without the mask, causal d = 128 up to N = 2048; causal tiles longest first
+//      in L2 sections of heads): one block per multiprocessor walks (head, Q tile)
 //      pairs; the producer loads the next pair's Q and K_0/V_0 while the consumers finish the last tile of the
 //      current one.
 //   6. O leaves through a shared-memory staging tile in 16-byte coalesced stores.
@@ -138,6 +139,21 @@ int MultiprocessorCount() {
   return count;
 }
 
+int SectionHeads(int heads, long long kv_bytes_per_head) {
+  static const long long l2_bytes = [] {
+    int device = 0, bytes = 0;
+    if (cudaGetDevice(&device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&bytes, cudaDevAttrL2CacheSize, device) != cudaSuccess) {
+      cudaGetLastError();
+      return 0LL;
+    }
+    return static_cast<long long>(bytes);
+  }();
+  // An unknown L2 size keeps the order measured before the sections: one section of all heads.
+  if (heads <= MultiprocessorCount() || l2_bytes == 0) return std::max(heads, 1);
+  return static_cast<int>(std::clamp(l2_bytes / 2 / std::max(1LL, kv_bytes_per_head), 1LL, 1LL * heads));
+}
+
 }  // namespace hopper_host
 
 namespace {
@@ -170,8 +186,14 @@ cudaError_t LaunchWithFlags(const AttentionArgs& args, const CUtensorMap& q_map,
   using wgmma_detail::LaunchFlash3Kernel;
   const int n = args.shape.n, batch_heads = args.shape.batch * args.shape.heads;
   const int q_tiles = (n + Traits::kBr - 1) / Traits::kBr;
-  const Flash3Params params{args.o,      nullptr, n, q_tiles, q_tiles * batch_heads,
-                            args.shape.scale * 1.4426950408889634f, args.shape.causal ? 1 : 0};
+  const Flash3Params params{args.o,
+                            nullptr,
+                            n,
+                            q_tiles,
+                            q_tiles * batch_heads,
+                            hopper_host::SectionHeads(batch_heads, 2LL * n * kD * static_cast<long long>(sizeof(T))),
+                            args.shape.scale * 1.4426950408889634f,
+                            args.shape.causal ? 1 : 0};
   // d = 256 has no staging tile: its direct store is the default and the direct-store bit changes nothing.
   constexpr unsigned kStaged = Traits::kCanStageO ? wgmma_detail::kFlagStagedStore : 0u;
   constexpr unsigned kDefault = kBase | kFlagOverlapSoftmax | kStaged;
@@ -258,12 +280,15 @@ cudaError_t LaunchFlash3Wgmma(const AttentionArgs& args) {
       !EncodeTensorMap(&k_map, args.k, args.dtype, batch_heads, n, d, kv_box_rows) ||
       !EncodeTensorMap(&v_map, args.v, args.dtype, batch_heads, n, d, kv_box_rows))
     return cudaErrorInvalidValue;
-  // Default grid (H200 run of 2026-11-21, kernels/README.md): persistent, except causal at d = 128, where one
-  // block per Q tile (the hardware balancing the uneven tiles) measured 4-10% faster; causal at d = 64 the
-  // persistent grid was 7-14% faster (the producer prefetching the next tile matters more for short tiles).
-  // d = 256 runs one block per Q tile with and without the mask (H200, 2026-11-26: 2-8% faster than persistent
-  // without it, 20-25% faster causal at N = 1024 and 4096).
-  const bool default_persistent = d == 256 ? false : !(args.shape.causal && d == 128);
+  // Default grid (kernels/README.md): persistent, except causal at d = 128 beyond N = 2048, where one block per Q
+  // tile (the hardware balancing the uneven tiles) is as fast at N = 4096 and 3% faster at 16384, while at
+  // N = 1024, whose work tiles have 1-8 K/V tiles, the persistent grid's producer loading the next tile's Q and K/V
+  // during the last one's epilogue makes it 15-22% faster (H200, 2026-11-26, with the L2 sections of the
+  // longest-first schedule; N = 2048 itself was not measured); causal at d = 64 the persistent grid was 7-14%
+  // faster (2026-11-21). d = 256 runs one block per Q tile with and without the mask (2026-11-26, first call: 2-8%
+  // faster than persistent without it; later calls: within ±5% but fp16 N = 16384, 10% faster; causal, even with
+  // the sections, 2-15% faster at all but one shape).
+  const bool default_persistent = d == 256 ? false : !(args.shape.causal && d == 128 && n > 2048);
   const bool persistent = default_persistent != ((args.options & kFlash3WgmmaOtherGrid) != 0);
   const int multiprocessors = hopper_host::MultiprocessorCount();
   const auto launch = [&](auto element, auto head_dim) {

@@ -18,7 +18,8 @@ namespace flashviz::cuda {
 enum Flash3WgmmaOption : unsigned {
   // The other grid than the default: persistent (one block per multiprocessor, each taking every gridDim.x-th
   // (head, Q tile) pair, the producer loading the next pair's Q and K/V while the consumers finish the last one)
-  // at d = 64 and non-causal d = 128; one block per Q tile for causal d = 128 and all of d = 256. A launch choice
+  // at d = 64, d = 128 without the mask, and causal d = 128 up to N = 2048; one block per Q tile for causal d = 128
+  // beyond N = 2048 and all of d = 256. A launch choice
   // (no kernel of its own).
   kFlash3WgmmaOtherGrid = 1u << 0,
   // Inside each consumer warpgroup, S_j, its softmax and P̃_j V_j one after the other, instead of the default

@@ -21,4 +21,13 @@ std::optional<std::string> DeviceNotHopper(const char* kernel);
 // The current device's multiprocessors, asked once (0 when the runtime cannot say).
 int MultiprocessorCount();
 
+// Heads per section of the longest-first schedule (Flash3Params::section_heads) for B·H = heads whose K and V take
+// kv_bytes_per_head each. With more heads than multiprocessors, the blocks running at one time would each read a
+// different head: a section holds as many heads as keep their K and V within half the L2 cache (the other half
+// for Q, O and what else passes through). With fewer, each head has several Q tiles running at once, which share
+// its K/V in L2 as they stream it, and sections would only break the longest-first order at their boundaries:
+// one section of all heads. (H200, 2026-11-26, kernels/README.md: 16-bit causal d = 64 N = 4096, B·H = 256:
+// sections 7% faster; N = 16384, B·H = 16, sections of 7 heads: 11% slower.)
+int SectionHeads(int heads, long long kv_bytes_per_head);
+
 }  // namespace flashviz::cuda::hopper_host

@@ -217,7 +217,8 @@ std::string CaseName(const ::testing::TestParamInfo<Case>& info) {
 
 INSTANTIATE_TEST_SUITE_P(EveryShape, Flash3Fp8WithinBound,
                          ::testing::Combine(::testing::Values(128, 256), ::testing::Bool(), ::testing::Bool(),
-                                            ::testing::Values(0u, unsigned{kFlash3Fp8PingPong})),
+                                            ::testing::Values(0u, unsigned{kFlash3Fp8OtherSchedule},
+                                                              unsigned{kFlash3Fp8OtherGrid})),
                          CaseName);
 
 // The quantizer: each tensor's scale maps its largest |x| to 448, every element is within e4m3's rounding of
@@ -304,7 +305,8 @@ TEST(Flash3Fp8, SaysWhyItDoesNotApply) {
   EXPECT_EQ(LaunchFlash3Fp8(args), cudaErrorInvalidValue);  // null tensors and workspace
   EXPECT_EQ(Flash3Fp8OptionsName(0), "default");
   EXPECT_EQ(Flash3Fp8OptionsName(kFlash3Fp8Prequantized), "prequantized");
-  EXPECT_EQ(Flash3Fp8OptionsName(kFlash3Fp8Prequantized | kFlash3Fp8PingPong), "prequantized+ping-pong");
+  EXPECT_EQ(Flash3Fp8OptionsName(kFlash3Fp8Prequantized | kFlash3Fp8OtherSchedule), "prequantized+other-schedule");
+  EXPECT_EQ(Flash3Fp8OptionsName(kFlash3Fp8OtherGrid), "other-grid");
 }
 
 }  // namespace
