@@ -366,7 +366,7 @@ int main(int argc, char** argv) {
                  static_cast<int>(kFlash3Fp8OtherGrid)};
     else
       options = {0, static_cast<int>(kFlash3WgmmaOtherGrid), static_cast<int>(kFlash3WgmmaSerialSoftmax),
-                 static_cast<int>(kFlash3WgmmaDirectStore), static_cast<int>(kFlash3WgmmaPingPong),
+                 static_cast<int>(kFlash3WgmmaDirectStore), static_cast<int>(kFlash3WgmmaOtherSchedule),
                  static_cast<int>(kFlash3WgmmaOtherRows)};
     return Sanitize(*kernel, options);
   }

@@ -20,7 +20,7 @@ enum Flash3Fp8Option : unsigned {
   // launch with the same Q, K and V. Times the attention kernel alone (what FlashAttention-3 reports for fp8,
   // whose inputs arrive quantized); the default launch is quantization plus attention.
   kFlash3Fp8Prequantized = 1u << 0,
-  // The other consumer schedule: ping-pong (flash3_wgmma.h, kFlash3WgmmaPingPong) where the default has none
+  // The other consumer schedule: ping-pong (flash3_wgmma.h, kFlash3WgmmaOtherSchedule) where the default has none
   // (d = 128), none where the default has it (d = 256).
   kFlash3Fp8OtherSchedule = 1u << 1,
   // The other grid (flash3_wgmma.h, kFlash3WgmmaOtherGrid): one block per Q tile where the default is persistent,

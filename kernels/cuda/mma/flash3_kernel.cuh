@@ -58,6 +58,11 @@ enum Flash3Flag : unsigned {
   // FlashAttention-3's choice there): each K_j/V_j tile serves 192 rows. The host takes it from N = 2048
   // (flash3_wgmma.cu).
   kFlagThreeConsumers = 1u << 4,
+  // With kFlagStagedStore: O's staging tile is Q_i's buffer (16-bit d = 256, whose shared memory has no room for a
+  // tile of its own; both are B_r rows in 128-byte column blocks). Only on the grid of one block per work tile,
+  // where no next tile's Q is loaded into it (the host's choice); a consumer writes only its own 64 rows, which only
+  // its own S GEMMs read, and those have completed by its epilogue.
+  kFlagStageOInQ = 1u << 5,
 };
 
 // fp8 (e4m3) inputs: one byte an element, k = 32 per wgmma, and V_j given transposed (wgmma reads 8-bit B
@@ -456,7 +461,10 @@ __global__ void __launch_bounds__(Flash3TraitsOf<T, kD, kFlags>::kThreads, 1)
   constexpr bool kLongestFirst = (kFlags & kFlagLongestFirst) != 0;
   constexpr bool kStagedStore = (kFlags & kFlagStagedStore) != 0;
   constexpr bool kPingPong = (kFlags & kFlagPingPong) != 0;
-  static_assert(!kStagedStore || Traits::kCanStageO, "no room for the O staging tile");
+  constexpr bool kStageOInQ = (kFlags & kFlagStageOInQ) != 0;
+  static_assert(!kStageOInQ || kStagedStore, "a staging place only for the staged store");
+  static_assert(!kStagedStore || Traits::kCanStageO || kStageOInQ, "no room for the O staging tile");
+  static_assert(!kStageOInQ || Traits::kOBlockBytes == Traits::kQBlockBytes, "Q_i's column blocks hold O's");
   static_assert(!kPingPong || kOverlap, "ping-pong hands over the overlapped loop's GEMM issues");
   static_assert(!kPingPong || Traits::kConsumers == 2, "ping-pong takes turns between two consumers");
   extern __shared__ unsigned char shared_raw[];
@@ -631,6 +639,7 @@ __global__ void __launch_bounds__(Flash3TraitsOf<T, kD, kFlags>::kThreads, 1)
       }
       Out* o_head = static_cast<Out*>(params.o) + static_cast<std::size_t>(tile.head) * n * kD;
       const int row_b = row_a + 8;
+      const std::uint32_t o_stage = kStageOInQ ? smem.Q() : smem.O();
       if constexpr (kStagedStore) WarpgroupBarrier(1 + consumer);  // the last tile's copy-out has read the tile
 #pragma unroll
       for (int t = 0; t < kD / 8; ++t) {
@@ -640,7 +649,7 @@ __global__ void __launch_bounds__(Flash3TraitsOf<T, kD, kFlags>::kThreads, 1)
         if constexpr (kStagedStore) {
           const int tile_row = consumer * 64 + warp * 16 + g;  // tile_row + 8 has the same swizzle
           const std::uint32_t address =
-              smem.O() + (t / 8) * Traits::kOBlockBytes + tile_row * 128 + (((t % 8) ^ (tile_row % 8)) * 16) + 4 * quad;
+              o_stage + (t / 8) * Traits::kOBlockBytes + tile_row * 128 + (((t % 8) ^ (tile_row % 8)) * 16) + 4 * quad;
           asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(address), "r"(top));
           asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(address + 8 * 128), "r"(bottom));
         } else {
@@ -663,7 +672,7 @@ __global__ void __launch_bounds__(Flash3TraitsOf<T, kD, kFlags>::kThreads, 1)
             uint4 value;
             asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];\n"
                          : "=r"(value.x), "=r"(value.y), "=r"(value.z), "=r"(value.w)
-                         : "r"(smem.O() + (chunk / 8) * Traits::kOBlockBytes + tile_row * 128 +
+                         : "r"(o_stage + (chunk / 8) * Traits::kOBlockBytes + tile_row * 128 +
                                (((chunk % 8) ^ (tile_row % 8)) * 16)));
             *reinterpret_cast<uint4*>(o_head + static_cast<std::size_t>(tile.q_row0 + tile_row) * kD + chunk * 8) =
                 value;

@@ -29,8 +29,10 @@
 //      current one.
 //   6. O leaves through a shared-memory staging tile in 16-byte coalesced stores.
 //   Options bits switch 4, 5 and 6, the consumer count at d = 64, and ping-pong scheduling of two consumer
-//   warpgroups (FlashAttention-3's inter-warpgroup overlap; off by default: within the runs' spread here)
-//   (flash3_wgmma.h; d = 256 always stores directly: the staging tile does not fit beside its Q_i and K/V stages).
+//   warpgroups (FlashAttention-3's inter-warpgroup overlap; the default at d = 256 only, within the runs' spread
+//   at d = 64 and 128)
+//   (flash3_wgmma.h; d = 256 has no room for a staging tile beside its Q_i and K/V stages: on the grid of one block
+//   per Q tile it stages O in Q_i's buffer, on the persistent one it stores O straight from the accumulators).
 //   Not done (FlashAttention-3 does it): a TMA store of O.
 //
 // Shared-memory layout (the 128-byte swizzle, CU_TENSOR_MAP_SWIZZLE_128B ≡ wgmma's swizzle mode 1): a tile of
@@ -194,14 +196,30 @@ cudaError_t LaunchWithFlags(const AttentionArgs& args, const CUtensorMap& q_map,
                             hopper_host::SectionHeads(batch_heads, 2LL * n * kD * static_cast<long long>(sizeof(T))),
                             args.shape.scale * 1.4426950408889634f,
                             args.shape.causal ? 1 : 0};
-  // d = 256 has no staging tile: its direct store is the default and the direct-store bit changes nothing.
+  // d = 256 has no staging tile of its own: below, it stages O in Q_i's buffer on the grid of one block per Q tile.
   constexpr unsigned kStaged = Traits::kCanStageO ? wgmma_detail::kFlagStagedStore : 0u;
   constexpr unsigned kDefault = kBase | kFlagOverlapSoftmax | kStaged;
   const unsigned flags = kDefault ^ ((args.options & kFlash3WgmmaSerialSoftmax) ? kFlagOverlapSoftmax : 0u) ^
                          ((args.options & kFlash3WgmmaDirectStore) ? kStaged : 0u);
-  // Ping-pong takes turns between two consumers: with three the bit changes nothing.
+  // Ping-pong takes turns between two consumers: with three the bit changes nothing. The default at d = 256 (H200,
+  // 2026-11-26, with O staged in Q_i: 1-15% faster at N = 1024 and 4096, within ±3% at 16384), not at d = 64 and
+  // 128 (−6% to +13% by shape, most within ±3%); the other-schedule bit flips it.
   constexpr unsigned kPingPong = Traits::kConsumers == 2 ? wgmma_detail::kFlagPingPong : 0u;
-  const bool ping_pong = (args.options & kFlash3WgmmaPingPong) != 0 && flags == kDefault;
+  const bool ping_pong = ((kD == 256) != ((args.options & kFlash3WgmmaOtherSchedule) != 0)) && flags == kDefault;
+  // d = 256 on the grid of one block per Q tile: O stages in Q_i's buffer, which no next tile needs there (the
+  // direct-store bit stores from the accumulators instead). The same day: 6% faster at N = 1024 without the mask,
+  // 11-12% causal; within the spread at 4096 and 16384 (−7% to +3%).
+  if constexpr (!Traits::kCanStageO) {
+    constexpr unsigned kStagedInQ = wgmma_detail::kFlagStagedStore | wgmma_detail::kFlagStageOInQ;
+    if (!persistent && !(args.options & kFlash3WgmmaDirectStore)) {
+      if (flags == kBase) return LaunchFlash3Kernel<T, kD, kBase | kStagedInQ>(args.stream, q_map, k_map, v_map, params,
+                                                                                false, multiprocessors);
+      return ping_pong ? LaunchFlash3Kernel<T, kD, kDefault | kStagedInQ | kPingPong>(args.stream, q_map, k_map, v_map,
+                                                                                      params, false, multiprocessors)
+                       : LaunchFlash3Kernel<T, kD, kDefault | kStagedInQ>(args.stream, q_map, k_map, v_map, params,
+                                                                          false, multiprocessors);
+    }
+  }
   // Causal on the persistent grid: longest tiles first (the default kernel only; the ablation bits keep the
   // head-major order they were measured with). H200, docs/results/2026-11-25-h200-flash3-arrive run4.
   if (args.shape.causal && persistent && flags == kDefault)
@@ -236,7 +254,7 @@ std::string Flash3WgmmaOptionsName(unsigned options) {
   if (options & kFlash3WgmmaOtherGrid) add("other-grid");
   if (options & kFlash3WgmmaSerialSoftmax) add("serial-softmax");
   if (options & kFlash3WgmmaDirectStore) add("direct-store");
-  if (options & kFlash3WgmmaPingPong) add("ping-pong");
+  if (options & kFlash3WgmmaOtherSchedule) add("other-schedule");
   if (options & kFlash3WgmmaOtherRows) add("other-rows");
   if (options & ~kFlash3WgmmaAllOptions) add(Sprintf("unknown-0x%x", options & ~kFlash3WgmmaAllOptions));
   return name;

@@ -13,8 +13,8 @@
 namespace flashviz::cuda {
 
 // AttentionArgs::options bits. As for flash2_mma, each flips one choice of the shipped kernel (0), so its gain
-// is measured on the same code: 48 kernels in all (per dtype 12 at d = 64 with its two consumer counts, 7 at
-// d = 128, 5 at d = 256).
+// is measured on the same code: 54 kernels in all (per dtype 12 at d = 64 with its two consumer counts, 7 at
+// d = 128, 8 at d = 256).
 enum Flash3WgmmaOption : unsigned {
   // The other grid than the default: persistent (one block per multiprocessor, each taking every gridDim.x-th
   // (head, Q tile) pair, the producer loading the next pair's Q and K/V while the consumers finish the last one)
@@ -27,18 +27,20 @@ enum Flash3WgmmaOption : unsigned {
   // tensor cores finish that product; FlashAttention-3's Algorithm 2). A kernel of its own.
   kFlash3WgmmaSerialSoftmax = 1u << 1,
   // O_i stored straight from the accumulators (4-byte pairs) instead of through a shared-memory staging tile and
-  // 16-byte coalesced stores. A kernel of its own.
+  // 16-byte coalesced stores (d = 256: staged in Q_i's buffer on the grid of one block per Q tile, direct on the
+  // persistent one). A kernel of its own.
   kFlash3WgmmaDirectStore = 1u << 2,
-  // Ping-pong: the two consumer warpgroups take turns issuing their GEMMs (named barriers), one's softmax
-  // overlapping the other's products. On the default kernel only: ignored with serial-softmax or direct-store, and
-  // with three consumers (d = 64 from N = 2048).
-  kFlash3WgmmaPingPong = 1u << 3,
+  // The other consumer schedule: ping-pong (the two consumer warpgroups take turns issuing their GEMMs through
+  // named barriers, one's softmax overlapping the other's products) at d = 64 and 128, where the default has none;
+  // none at d = 256, where the default has it. With the default overlap and two consumers only: ignored with
+  // serial-softmax, and with three consumers (d = 64 from N = 2048).
+  kFlash3WgmmaOtherSchedule = 1u << 3,
   // At d = 64, the other B_r than the default: 128 rows (two consumer warpgroups) from N = 2048, where 192 (three)
   // is the default, and 192 below. No effect at d = 128 and 256 (always two).
   kFlash3WgmmaOtherRows = 1u << 4,
 };
 inline constexpr unsigned kFlash3WgmmaAllOptions = kFlash3WgmmaOtherGrid | kFlash3WgmmaSerialSoftmax |
-                                                   kFlash3WgmmaDirectStore | kFlash3WgmmaPingPong |
+                                                   kFlash3WgmmaDirectStore | kFlash3WgmmaOtherSchedule |
                                                    kFlash3WgmmaOtherRows;
 
 std::string Flash3WgmmaOptionsName(unsigned options);

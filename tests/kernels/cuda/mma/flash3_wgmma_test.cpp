@@ -1,8 +1,8 @@
 // flash3_wgmma against the float64 reference: random and edge shapes (N < 128, N not a multiple of B_r = B_c =
 // 128, several heads), fp16 and bf16, d = 64, 128 and 256 (B_c = 80), causal and not, both grids (one block per Q
 // tile, and the persistent grid with more (head, Q tile) pairs than blocks), both consumer schedules (softmax
-// overlapped with P̃V, and serial), with and without ping-pong, B_r = 128 and 192 at d = 64, both O stores
-// (staged, direct); plus the "not applicable" answers. Every input is fresh N(0, 1) noise from a seed printed on
+// overlapped with P̃V, and serial), with and without ping-pong (the other schedule), B_r = 128 and 192 at d = 64,
+// both O stores (staged, direct; d = 256 stages in Q_i's buffer); plus the "not applicable" answers. Every input is fresh N(0, 1) noise from a seed printed on
 // failure; the output is poisoned with NaN first, so an element the kernel never wrote fails. Tolerances as
 // flash2_mma's (mma_check::Tolerance). Needs a Hopper GPU (label gpu): SKIPPED without a GPU, and on a GPU of
 // another generation, with the reason.
@@ -72,8 +72,8 @@ INSTANTIATE_TEST_SUITE_P(EveryVariant, Flash3WgmmaMatchesReference,
                                             ::testing::Values(0u, unsigned{kFlash3WgmmaOtherGrid},
                                                               unsigned{kFlash3WgmmaSerialSoftmax},
                                                               unsigned{kFlash3WgmmaDirectStore},
-                                                              unsigned{kFlash3WgmmaPingPong},
-                                                              unsigned{kFlash3WgmmaPingPong | kFlash3WgmmaOtherGrid},
+                                                              unsigned{kFlash3WgmmaOtherSchedule},
+                                                              unsigned{kFlash3WgmmaOtherSchedule | kFlash3WgmmaOtherGrid},
                                                               unsigned{kFlash3WgmmaOtherRows},
                                                               unsigned{kFlash3WgmmaOtherRows | kFlash3WgmmaOtherGrid},
                                                               unsigned{kFlash3WgmmaAllOptions})),
@@ -91,7 +91,7 @@ TEST(Flash3Wgmma, PersistentGridWalksManyTiles) {
     for (int d : {64, 128, 256})
       for (bool causal : {false, true})
         for (unsigned options : {0u, unsigned{kFlash3WgmmaOtherGrid}, unsigned{kFlash3WgmmaSerialSoftmax},
-                                 unsigned{kFlash3WgmmaDirectStore}, unsigned{kFlash3WgmmaPingPong},
+                                 unsigned{kFlash3WgmmaDirectStore}, unsigned{kFlash3WgmmaOtherSchedule},
                                  unsigned{kFlash3WgmmaOtherRows}}) {
           DeviceProblem problem(AttentionShape{4, 150, 300, d, 1.0f / std::sqrt(static_cast<float>(d)), causal},
                                 dtype, options);
@@ -154,7 +154,7 @@ TEST(Flash3Wgmma, SaysWhyItDoesNotApply) {
   EXPECT_EQ(Flash3WgmmaOptionsName(0), "default");
   EXPECT_EQ(Flash3WgmmaOptionsName(kFlash3WgmmaOtherGrid), "other-grid");
   EXPECT_EQ(Flash3WgmmaOptionsName(kFlash3WgmmaAllOptions),
-            "other-grid+serial-softmax+direct-store+ping-pong+other-rows");
+            "other-grid+serial-softmax+direct-store+other-schedule+other-rows");
   EXPECT_EQ(Flash3WgmmaOptionsName(kFlash3WgmmaOtherGrid | 32u), "other-grid+unknown-0x20");
 }
 
