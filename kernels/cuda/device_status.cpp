@@ -2,12 +2,35 @@
 
 #include <cuda_runtime.h>
 
+#include <atomic>
+
 #include "kernels/common/format.h"
 
 namespace flashviz::cuda {
 namespace {
 
 std::string VersionText(int version) { return Sprintf("%d.%d", version / 1000, version % 1000 / 10); }
+
+// One attribute of the current device, kept per device in `cache` (0: not asked yet, or unknown).
+template <cudaDeviceAttr kAttribute>
+int CachedAttribute() {
+  constexpr int kMaxDevices = 64;
+  static std::atomic<int> cache[kMaxDevices] = {};
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess || device < 0 || device >= kMaxDevices) {
+    cudaGetLastError();
+    return 0;
+  }
+  int value = cache[device].load(std::memory_order_relaxed);
+  if (value == 0) {
+    if (cudaDeviceGetAttribute(&value, kAttribute, device) != cudaSuccess || value < 0) {
+      cudaGetLastError();
+      return 0;
+    }
+    cache[device].store(value, std::memory_order_relaxed);
+  }
+  return value;
+}
 
 }  // namespace
 
@@ -38,5 +61,9 @@ std::string KernelImageUnavailableReason(int probe_error) {
                    prop.name, prop.major, prop.minor, prop.major, prop.minor);
   return Sprintf("CUDA is unusable here: %s", cudaGetErrorString(probe));
 }
+
+int CurrentDeviceMultiprocessors() { return CachedAttribute<cudaDevAttrMultiProcessorCount>(); }
+
+long long CurrentDeviceL2Bytes() { return CachedAttribute<cudaDevAttrL2CacheSize>(); }
 
 }  // namespace flashviz::cuda

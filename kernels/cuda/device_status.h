@@ -17,4 +17,10 @@ std::string CudaDeviceUnavailableReason();
 // runtime's message. The error is cleared so that it does not poison the next call.
 std::string KernelImageUnavailableReason(int probe);
 
+// The current device's multiprocessors and L2 cache bytes, asked once per device (a launch should not pay for the
+// query each time; the launch rules depend on the device it runs on). 0 when the runtime cannot say (the error is
+// cleared).
+int CurrentDeviceMultiprocessors();
+long long CurrentDeviceL2Bytes();
+
 }  // namespace flashviz::cuda

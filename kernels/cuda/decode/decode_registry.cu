@@ -1,9 +1,10 @@
 // The decode registry with its functions: decode_rows.inc read a second time, keeping the launch function of each
 // row, joined by position to the catalogue's metadata (decode_registry.cpp reads the same file in order).
 #include <cstdint>
-#include <mutex>
+#include <algorithm>
 
 #include "kernels/cuda/decode/decode_variants.h"
+#include "kernels/cuda/device_status.h"
 
 namespace flashviz::cuda {
 namespace {
@@ -35,20 +36,7 @@ const DecodeVariant* FindDecodeVariant(std::string_view id) {
   return nullptr;
 }
 
-int DecodeSmCount() {
-  // The rule depends on the device a launch runs on; asking the attribute costs little, but a launch should not
-  // pay for it every time, so it is kept per device.
-  constexpr int kMaxDevices = 64;
-  static int counts[kMaxDevices] = {};
-  int device = 0;
-  if (cudaGetDevice(&device) != cudaSuccess || device < 0 || device >= kMaxDevices) return 1;
-  if (counts[device] == 0) {
-    int count = 0;
-    if (cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device) != cudaSuccess || count < 1) return 1;
-    counts[device] = count;  // the same value whichever thread writes it
-  }
-  return counts[device];
-}
+int DecodeSmCount() { return std::max(1, CurrentDeviceMultiprocessors()); }
 
 int DecodeSplitsFor(const DecodeArgs& args) {
   return DecodeSplits(args.shape, args.splits, DecodeSmCount());

@@ -40,6 +40,7 @@
 #include <type_traits>
 
 #include "kernels/common/format.h"
+#include "kernels/cuda/device_status.h"
 #include "kernels/cuda/mma/flash3_kernel.cuh"
 #include "kernels/cuda/mma/hopper_host.h"
 
@@ -231,7 +232,7 @@ cudaError_t LaunchFlash3Fp8(const AttentionArgs& args) {
   auto* q8 = workspace + layout.q;
   auto* k8 = workspace + layout.k;
   auto* vt8 = workspace + layout.vt;
-  const int multiprocessors = hopper_host::MultiprocessorCount();
+  const int multiprocessors = CurrentDeviceMultiprocessors();
 
   if (!(args.options & kFlash3Fp8Prequantized)) {
     const long long elements = static_cast<long long>(batch_heads) * n * d;

@@ -60,6 +60,7 @@
 #include <type_traits>
 
 #include "kernels/common/format.h"
+#include "kernels/cuda/device_status.h"
 #include "kernels/cuda/mma/flash3_kernel.cuh"
 #include "kernels/cuda/mma/hopper_host.h"
 
@@ -128,31 +129,10 @@ std::optional<std::string> DeviceNotHopper(const char* kernel) {
   return std::nullopt;
 }
 
-int MultiprocessorCount() {
-  static const int count = [] {
-    int device = 0, multiprocessors = 0;
-    if (cudaGetDevice(&device) != cudaSuccess ||
-        cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
-      cudaGetLastError();
-      return 0;
-    }
-    return multiprocessors;
-  }();
-  return count;
-}
-
 int SectionHeads(int heads, long long kv_bytes_per_head) {
-  static const long long l2_bytes = [] {
-    int device = 0, bytes = 0;
-    if (cudaGetDevice(&device) != cudaSuccess ||
-        cudaDeviceGetAttribute(&bytes, cudaDevAttrL2CacheSize, device) != cudaSuccess) {
-      cudaGetLastError();
-      return 0LL;
-    }
-    return static_cast<long long>(bytes);
-  }();
+  const long long l2_bytes = CurrentDeviceL2Bytes();
   // An unknown L2 size keeps the order measured before the sections: one section of all heads.
-  if (heads <= MultiprocessorCount() || l2_bytes == 0) return std::max(heads, 1);
+  if (heads <= CurrentDeviceMultiprocessors() || l2_bytes == 0) return std::max(heads, 1);
   return static_cast<int>(std::clamp(l2_bytes / 2 / std::max(1LL, kv_bytes_per_head), 1LL, 1LL * heads));
 }
 
@@ -308,7 +288,7 @@ cudaError_t LaunchFlash3Wgmma(const AttentionArgs& args) {
   // the sections, 2-15% faster at all but one shape).
   const bool default_persistent = d == 256 ? false : !(args.shape.causal && d == 128 && n > 2048);
   const bool persistent = default_persistent != ((args.options & kFlash3WgmmaOtherGrid) != 0);
-  const int multiprocessors = hopper_host::MultiprocessorCount();
+  const int multiprocessors = CurrentDeviceMultiprocessors();
   const auto launch = [&](auto element, auto head_dim) {
     using T = decltype(element);
     constexpr int kD = decltype(head_dim)::value;

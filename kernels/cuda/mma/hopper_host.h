@@ -18,9 +18,6 @@ bool EncodeTensorMap3d(CUtensorMap* map, CUtensorMapDataType type, int element_b
 // Why `kernel` cannot run on the current device (not compute capability 9.0, or no device), or nothing.
 std::optional<std::string> DeviceNotHopper(const char* kernel);
 
-// The current device's multiprocessors, asked once (0 when the runtime cannot say).
-int MultiprocessorCount();
-
 // Heads per section of the longest-first schedule (Flash3Params::section_heads) for B·H = heads whose K and V take
 // kv_bytes_per_head each. With more heads than multiprocessors, the blocks running at one time would each read a
 // different head: a section holds as many heads as keep their K and V within half the L2 cache (the other half
