@@ -108,15 +108,21 @@ struct Flash3Traits {
   static constexpr int kKVBlockBytes = kBc * 128;     // one 128-byte column block of K_j (and 16-bit V_j)
   static constexpr int kOBlockBytes = kBr * 128;      // one 64-column block of the 16-bit O staging tile
   static constexpr int kOBytes = kCanStageO ? kBr * kD * 2 : 0;
-  // Byte offsets from the 1024-aligned base: Q | K stages | V stages | O staging | barriers. (The O staging tile
-  // cannot reuse Q_i's buffer: the producer is already loading the next work tile's Q into it.)
-  static constexpr int kKOffset = kQBytes;
+  // Q_i double-buffered with three consumers (16-bit d = 64, B_r = 192): the producer loads the next work tile's Q_i,
+  // and then its K_0, as soon as the ring lets it, instead of after the consumers ran their last S GEMM on the
+  // current one. H200, 2026-11-26 (kernels/README.md): 3-7% faster at N = 4096 and 16384 with and without the mask.
+  // With two consumers (d = 64 below N = 2048, d = 128, fp8 d = 128) it was 1-9% slower, at N = 16384 too, where
+  // work tiles are long and the early load matters little: the gain is not (only) the early load; not understood.
+  static constexpr int kQBuffers = kConsumers == 3 ? 2 : 1;
+  // Byte offsets from the 1024-aligned base: Q buffers | K stages | V stages | O staging | barriers. (The O staging
+  // tile cannot reuse a Q_i buffer on the persistent grid: the producer may be loading a next work tile's Q into it.)
+  static constexpr int kKOffset = kQBuffers * kQBytes;
   static constexpr int kVOffset = kKOffset + kStages * kTileBytes;
   static constexpr int kOOffset = kVOffset + kStages * kTileBytes;
   static constexpr int kBarrierOffset = kOOffset + kOBytes;
-  // Barriers: Q full, Q empty, then per stage K full, V full, K empty, V empty (K_j is released after S_j,
-  // V_j after P̃_j V_j, which with the overlap comes one tile later).
-  static constexpr int kBarriers = 2 + 4 * kStages;
+  // Barriers: Q full and Q empty per Q buffer, then per stage K full, V full, K empty, V empty (K_j is released
+  // after S_j, V_j after P̃_j V_j, which with the overlap comes one tile later).
+  static constexpr int kBarriers = 2 * kQBuffers + 4 * kStages;
   static constexpr int kSharedBytes = kBarrierOffset + kBarriers * 8 + 1024;  // + 1024 to align the base
   // An arrival per consumer warp releases a buffer.
   static constexpr int kReleaseCount = 4 * kConsumers;
@@ -136,6 +142,13 @@ struct Flash3Traits {
   // d = 256 without the mask and −6% to +9% causal (faster at most shapes); at d = 64 up to 8% slower, mixed at
   // d = 128 (−8% to +9%), 1-7% slower at fp8 d = 128: one chain there.
   static constexpr int kSoftmaxChains = !kFp8 && kD == 256 ? 4 : 1;
+  // The mask (causal, and keys past N) as one compare and select an element (SoftmaxTile). Spelled as
+  // `col >= n || (causal && col > row)` the compiler branches around each element: about 10 instructions and two
+  // convergence barriers an element on every tile that crosses the diagonal. H200, 2026-11-26 (kernels/README.md),
+  // with Q_i double-buffered: 16-bit d = 64 causal +4% at N = 4096 and within ±2% elsewhere; at d = 128 −4% causal at
+  // N = 1024, +2% at 4096; at d = 256 and in fp8 the select form spills or slows the unmasked tiles too (fp8 d = 128
+  // −5% to −12% where no tile is masked): the branching form there.
+  static constexpr bool kBranchFreeMask = !kFp8 && kD == 64;
   static_assert(kSharedBytes <= 227 * 1024, "fits one block per multiprocessor");
   static_assert(kBc % kKStep == 0 && kBc % 8 == 0, "whole k-steps of P̃V");
   static_assert(!kFp8 || kBc == 128, "fp8 Vᵀ tiles are one 128-byte swizzle block of keys");
@@ -211,13 +224,13 @@ __device__ __forceinline__ int BlockWork(int local, const Flash3Params& params) 
 template <typename Traits>
 struct SharedLayout {
   std::uint32_t base;
-  __device__ std::uint32_t Q() const { return base; }
+  __device__ std::uint32_t Q(int buffer) const { return base + buffer * Traits::kQBytes; }
   __device__ std::uint32_t K(int stage) const { return base + Traits::kKOffset + stage * Traits::kTileBytes; }
   __device__ std::uint32_t V(int stage) const { return base + Traits::kVOffset + stage * Traits::kTileBytes; }
   __device__ std::uint32_t O() const { return base + Traits::kOOffset; }
-  __device__ std::uint32_t QFull() const { return base + Traits::kBarrierOffset; }
-  __device__ std::uint32_t QEmpty() const { return QFull() + 8; }
-  __device__ std::uint32_t KFull(int stage) const { return QFull() + 16 + 32 * stage; }
+  __device__ std::uint32_t QFull(int buffer) const { return base + Traits::kBarrierOffset + 8 * buffer; }
+  __device__ std::uint32_t QEmpty(int buffer) const { return QFull(Traits::kQBuffers + buffer); }
+  __device__ std::uint32_t KFull(int stage) const { return QFull(2 * Traits::kQBuffers) + 32 * stage; }
   __device__ std::uint32_t VFull(int stage) const { return KFull(stage) + 8; }
   __device__ std::uint32_t KEmpty(int stage) const { return KFull(stage) + 16; }
   __device__ std::uint32_t VEmpty(int stage) const { return KFull(stage) + 24; }
@@ -237,8 +250,9 @@ struct RingSlot {
 // ---------------------------------------------------------------------------------------------------------
 
 // The producer: one thread issues every copy. V_{it−1} is issued after K_it, so that a K stage, which frees
-// early (after S_it), is refilled without waiting for the V stage, which frees late (after P̃V). The next
-// work tile's Q waits until both consumers ran their last S GEMM on the current one.
+// early (after S_it), is refilled without waiting for the V stage, which frees late (after P̃V). A work tile's Q
+// waits until both consumers ran their last S GEMM on the work tile that last used its buffer (with two buffers,
+// the one before the current).
 template <typename Traits, bool kLongestFirst>
 __device__ __forceinline__ void Produce(const SharedLayout<Traits>& smem, const CUtensorMap& q_map,
                                         const CUtensorMap& k_map, const CUtensorMap& v_map,
@@ -263,12 +277,16 @@ __device__ __forceinline__ void Produce(const SharedLayout<Traits>& smem, const 
   for (int work = BlockWork<kLongestFirst>(0, params); work < params.work_tiles;
        work = BlockWork<kLongestFirst>(++local, params)) {
     const WorkTile tile = DecodeWorkTile<Traits::kBr, Traits::kBc, kLongestFirst>(work, params);
-    if (local > 0) BarrierWait(smem.QEmpty(), static_cast<std::uint32_t>(local - 1) & 1u);
-    BarrierArriveExpectBytes(smem.QFull(), Traits::kQBytes);
+    // Q buffer local mod kQBuffers; its fill before this one completed phase ((local / kQBuffers) − 1) mod 2 of
+    // its empty barrier.
+    const int q_buffer = local % Traits::kQBuffers;
+    if (local >= Traits::kQBuffers)
+      BarrierWait(smem.QEmpty(q_buffer), static_cast<std::uint32_t>(local / Traits::kQBuffers - 1) & 1u);
+    BarrierArriveExpectBytes(smem.QFull(q_buffer), Traits::kQBytes);
 #pragma unroll
     for (int block = 0; block < Traits::kColumnBlocks; ++block)
-      TmaLoad3d(smem.Q() + block * Traits::kQBlockBytes, q_map, block * Traits::kBoxColumns, tile.q_row0, tile.head,
-                smem.QFull());
+      TmaLoad3d(smem.Q(q_buffer) + block * Traits::kQBlockBytes, q_map, block * Traits::kBoxColumns, tile.q_row0,
+                tile.head, smem.QFull(q_buffer));
     for (int j = 0; j < tile.kv_tiles; ++j, ++it) {
       const RingSlot<kStages> slot(it);
       // The fill before this one (fill number it / kStages − 1) completed phase parity ^ 1 of the empty barrier.
@@ -307,16 +325,33 @@ __device__ __forceinline__ void SoftmaxTile(float (&s)[kSAcc], float (&row_max)[
   const bool crosses_n = kv_col0 + kBc > n;
   const bool crosses_diagonal = params.causal && kv_col0 + kBc - 1 > warp_row0;
   if (crosses_n || crosses_diagonal) {
-    const int row_b = row_a + 8;
+    if constexpr (Traits::kBranchFreeMask) {
+      // Key kv_col0 + 2·quad + k (k = 8t + e, a constant of the unrolled loop) is masked for a row when k exceeds
+      // the row's limit: its last key (causal) or N − 1, less kv_col0 + 2·quad. One compare and one select an element.
+      const int first = kv_col0 + 2 * quad;
+      const int n_limit = n - 1 - first;
+      const int limit_a = params.causal ? min(row_a - first, n_limit) : n_limit;
+      const int limit_b = params.causal ? min(row_a + 8 - first, n_limit) : n_limit;
 #pragma unroll
-    for (int t = 0; t < kSTiles; ++t)
+      for (int t = 0; t < kSTiles; ++t)
 #pragma unroll
-      for (int e = 0; e < 2; ++e) {
-        const int col = kv_col0 + t * 8 + 2 * quad + e;
-        const bool out = col >= n;
-        if (out || (params.causal && col > row_a)) s[4 * t + e] = -INFINITY;
-        if (out || (params.causal && col > row_b)) s[4 * t + 2 + e] = -INFINITY;
-      }
+        for (int e = 0; e < 2; ++e) {
+          const int k = t * 8 + e;
+          s[4 * t + e] = k > limit_a ? -INFINITY : s[4 * t + e];
+          s[4 * t + 2 + e] = k > limit_b ? -INFINITY : s[4 * t + 2 + e];
+        }
+    } else {
+      const int row_b = row_a + 8;
+#pragma unroll
+      for (int t = 0; t < kSTiles; ++t)
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          const int col = kv_col0 + t * 8 + 2 * quad + e;
+          const bool out = col >= n;
+          if (out || (params.causal && col > row_a)) s[4 * t + e] = -INFINITY;
+          if (out || (params.causal && col > row_b)) s[4 * t + 2 + e] = -INFINITY;
+        }
+    }
   }
   // m_new = max(m_old, rowmax S); α = 2^(scale·log2e·(m_old − m_new)); P̃ = 2^(scale·log2e·S − scale·log2e·m_new).
   // A quad of lanes holds a row's B_c keys.
@@ -472,8 +507,10 @@ __global__ void __launch_bounds__(Flash3TraitsOf<T, kD, kFlags>::kThreads, 1)
 
   const int warpgroup = threadIdx.x / 128;
   if (threadIdx.x == 0) {
-    BarrierInit(smem.QFull(), 1);
-    BarrierInit(smem.QEmpty(), Traits::kReleaseCount);
+    for (int buffer = 0; buffer < Traits::kQBuffers; ++buffer) {
+      BarrierInit(smem.QFull(buffer), 1);
+      BarrierInit(smem.QEmpty(buffer), Traits::kReleaseCount);
+    }
     for (int stage = 0; stage < kStages; ++stage) {
       BarrierInit(smem.KFull(stage), 1);
       BarrierInit(smem.VFull(stage), 1);
@@ -501,10 +538,10 @@ __global__ void __launch_bounds__(Flash3TraitsOf<T, kD, kFlags>::kThreads, 1)
     const int warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
     const int g = lane / 4, quad = lane % 4;
     const int n = params.n;
+    // Q_i rows of this consumer in the first Q buffer: 64 rows × 128 bytes into each column block.
+    const std::uint32_t q_consumer0 = smem.Q(0) + consumer * 64 * 128;
     constexpr int kSAcc = kBc / 2;  // S accumulators a thread holds: 64 rows × B_c keys / 128 threads
     constexpr int kOAcc = kD / 2;   // O accumulators: 64 rows × d / 128 threads
-    // Q_i rows of this consumer: 64 rows × 128 bytes into each column block.
-    const std::uint32_t q_consumer = smem.Q() + consumer * 64 * 128;
     // fp8: S = descale_q·descale_k·(Q̂ K̂ᵀ) and O = descale_v·(P̃ V̂)/ℓ, the factors folded into the exponent's
     // scale and the final division.
     float scale_log2 = params.scale_log2, output_scale = 1.0f;
@@ -539,7 +576,9 @@ __global__ void __launch_bounds__(Flash3TraitsOf<T, kD, kFlags>::kThreads, 1)
       float row_max[2] = {-INFINITY, -INFINITY}, row_sum[2] = {0.0f, 0.0f}, alpha[2];
       float s[kSAcc];
       std::uint32_t p[Traits::kPSteps][4];
-      BarrierWait(smem.QFull(), static_cast<std::uint32_t>(local) & 1u);
+      const int q_buffer = local % Traits::kQBuffers;
+      BarrierWait(smem.QFull(q_buffer), static_cast<std::uint32_t>(local / Traits::kQBuffers) & 1u);
+      const std::uint32_t q_consumer = q_consumer0 + q_buffer * Traits::kQBytes;
 
       if constexpr (kOverlap) {
         // Tile 0: S_0 alone.
@@ -554,7 +593,7 @@ __global__ void __launch_bounds__(Flash3TraitsOf<T, kD, kFlags>::kThreads, 1)
           WgmmaWait<0>();
           PinRegisters(s);
           release(smem.KEmpty(slot.stage));
-          if (tile.kv_tiles == 1) release(smem.QEmpty());
+          if (tile.kv_tiles == 1) release(smem.QEmpty(q_buffer));
           SoftmaxTile<Traits>(s, row_max, row_sum, alpha, 0, row_a, warp_row0, quad, scale_log2, params);
           PackP<T>(s, p);
         }
@@ -579,7 +618,7 @@ __global__ void __launch_bounds__(Flash3TraitsOf<T, kD, kFlags>::kThreads, 1)
           WgmmaWait<1>();
           PinRegisters(s);
           release(smem.KEmpty(slot.stage));
-          if (j + 1 == tile.kv_tiles) release(smem.QEmpty());
+          if (j + 1 == tile.kv_tiles) release(smem.QEmpty(q_buffer));
           SoftmaxTile<Traits>(s, row_max, row_sum, alpha, j * kBc, row_a, warp_row0, quad, scale_log2, params);
           WgmmaWait<0>();
           PinRegisters(o_acc);
@@ -610,7 +649,7 @@ __global__ void __launch_bounds__(Flash3TraitsOf<T, kD, kFlags>::kThreads, 1)
           WgmmaWait<0>();
           PinRegisters(s);
           release(smem.KEmpty(slot.stage));
-          if (j + 1 == tile.kv_tiles) release(smem.QEmpty());
+          if (j + 1 == tile.kv_tiles) release(smem.QEmpty(q_buffer));
           SoftmaxTile<Traits>(s, row_max, row_sum, alpha, j * kBc, row_a, warp_row0, quad, scale_log2, params);
           Rescale(o_acc, alpha);
           PackP<T>(s, p);
@@ -639,7 +678,7 @@ __global__ void __launch_bounds__(Flash3TraitsOf<T, kD, kFlags>::kThreads, 1)
       }
       Out* o_head = static_cast<Out*>(params.o) + static_cast<std::size_t>(tile.head) * n * kD;
       const int row_b = row_a + 8;
-      const std::uint32_t o_stage = kStageOInQ ? smem.Q() : smem.O();
+      const std::uint32_t o_stage = kStageOInQ ? smem.Q(q_buffer) : smem.O();
       if constexpr (kStagedStore) WarpgroupBarrier(1 + consumer);  // the last tile's copy-out has read the tile
 #pragma unroll
       for (int t = 0; t < kD / 8; ++t) {

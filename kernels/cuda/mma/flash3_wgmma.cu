@@ -20,7 +20,7 @@
 //   3. Warp specialization: warpgroup 0 only issues copies (setmaxnreg: 24 registers), warpgroups 1 and 2 only
 //      compute (240 registers each), each owning 64 rows of the B_r = 128 rows; K/V go through a ring of
 //      stages (full/empty mbarriers), so copies run ahead of the math by up to kStages tiles. At d = 64 from
-//      N = 2048 three consumer warpgroups (160 registers each) own B_r = 192 rows.
+//      N = 2048 three consumer warpgroups (160 registers each) own B_r = 192 rows, and Q_i has two buffers.
 //   4. Intra-warpgroup overlap (FlashAttention-3's Algorithm 2): S_j and P̃_{j−1} V_{j−1} are issued together,
 //      S_j alone is waited for, and its softmax runs while the tensor cores finish P̃_{j−1} V_{j−1}.
 //   5. Persistent grid (d = 64, d = 128 without the mask, causal d = 128 up to N = 2048; causal tiles longest first
