@@ -101,6 +101,15 @@ __device__ __forceinline__ std::uint64_t SwizzledDescriptor(std::uint32_t addres
          (static_cast<std::uint64_t>((stride_bytes >> 4) & 0x3FFF) << 32) | (1ull << 62);
 }
 
+// The descriptor `bytes` (a multiple of 16) further on. The start address is the low 14 bits in 16-byte units, and
+// a shared-memory address (under 228 KB) never carries out of them, so one 32-bit addition to the low word gives
+// SwizzledDescriptor(address + bytes, ...) exactly: a k-step's descriptor from the tile's, instead of masking and
+// shifting each address anew.
+__device__ __forceinline__ std::uint64_t DescriptorAdvance(std::uint64_t descriptor, std::uint32_t bytes) {
+  const std::uint32_t low = static_cast<std::uint32_t>(descriptor) + (bytes >> 4);
+  return (descriptor & 0xFFFFFFFF00000000ull) | low;
+}
+
 template <int kRegisters>
 __device__ __forceinline__ void SetMaxRegistersIncrease() {
   asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(kRegisters));
