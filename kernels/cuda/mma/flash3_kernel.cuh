@@ -150,9 +150,10 @@ struct Flash3Traits {
   // −5% to −12% where no tile is masked): the branching form there.
   static constexpr bool kBranchFreeMask = !kFp8 && kD == 64;
   // A k-step's wgmma descriptor advanced from the tile's (DescriptorAdvance: one addition) instead of built from its
-  // address (a mask, shifts and ors each): 50-170 fewer instructions a kernel. H200, 2026-11-26 (kernels/README.md):
-  // d = 64 +2-8%, d = 256 and fp8 d = 256 +1-11% at most shapes, d = 128 within ±4%; fp8 d = 128 5-10% slower at
-  // all but one shape (its code generation moves with any change there): built per k-step there.
+  // address (a mask, shifts and ors each): 64-168 fewer SASS instructions in the default kernels. H200, 2026-11-26
+  // (kernels/README.md): d = 64 +2-8%, d = 256 and fp8 d = 256 +1-11% at most shapes, d = 128 within ±4%; fp8
+  // d = 128 5-10% slower at all but one shape (its code generation moves with any change there): built per k-step
+  // there.
   static constexpr bool kAdvanceDescriptors = !(kFp8 && kD == 128);
   static_assert(kSharedBytes <= 227 * 1024, "fits one block per multiprocessor");
   static_assert(kBc % kKStep == 0 && kBc % 8 == 0, "whole k-steps of P̃V");
