@@ -89,12 +89,13 @@ struct Flash3Traits {
   static constexpr int kRowBytes = kD * kElementBytes;     // one row of Q_i or K_j
   static constexpr int kColumnBlocks = kRowBytes / 128;    // 128-byte swizzle blocks per row: 1, 2 or 4
   static constexpr int kBoxColumns = 128 / kElementBytes;  // elements per TMA box row (= swizzle block)
-  // K/V ring depth: 16-bit d = 64 fits three (16 KB Q + 3 × 32 KB + 16 KB O; 24 + 96 + 24 KB with three
-  // consumers), d = 128 and 256 two; fp8 d = 128 four
-  // (16 KB Q + 4 × 32 KB + 32 KB O), fp8 d = 256 two (32 KB Q + 2 × 64 KB + 64 KB O).
+  // K/V ring depth: 16-bit d = 64 fits three (16 KB Q + 3 × 32 KB + 16 KB O; 2 × 24 + 96 + 24 KB with three
+  // consumers and two Q buffers), d = 128 and 256 two; fp8 d = 128 four (16 KB Q + 4 × 32 KB + 32 KB O), fp8
+  // d = 256 two (32 KB Q + 2 × 64 KB + 64 KB O).
   static constexpr int kStages = kFp8 ? (kD == 128 ? 4 : 2) : kD == 64 ? 3 : 2;
-  // The O staging tile (16-byte stores) does not fit beside d = 256's Q_i and K/V stages: d = 256 stores O
-  // straight from the accumulators.
+  // O's own staging tile (16-byte stores) does not fit beside 16-bit d = 256's Q_i and K/V stages: there O stages
+  // in Q_i's buffer on the grid of one block per Q tile (kFlagStageOInQ) and leaves from the accumulators on the
+  // persistent one.
   static constexpr bool kCanStageO = kFp8 || kD != 256;
   static constexpr int kThreads = 128 * (1 + kConsumers);
   // Registers: the kernel starts at 65536 / kThreads (__launch_bounds__(kThreads, 1)); the producer gives back to
@@ -177,10 +178,9 @@ struct Flash3Params {
 // Work tile w: Q tile `rank` of head h (causal: rank 0 is the last, longest, Q tile). Head-major, w = h·T_r + rank,
 // as in flash2_mma: consecutive tiles share a head, so blocks running at one time read the same K/V from L2. Longest
 // first (kFlagLongestFirst): the heads in sections of params.section_heads, and within a section rank-major,
-// w = section start + rank·(section's heads) + (head − section's first head): a section's longest tiles before
-// its shorter ones, while the
-// blocks running at one time read the K/V of one section's heads, which fit in L2. (Rank-major over all heads
-// would stream every head's K/V from memory once per rank when B·H is large.)
+// w = section start + rank·(section's heads) + (head − section's first head): a section's longest tiles before its
+// shorter ones, while the blocks running at one time read the K/V of one section's heads, which fit in L2.
+// (Rank-major over all heads would stream every head's K/V from memory once per rank when B·H is large.)
 struct WorkTile {
   int head;
   int q_row0;
