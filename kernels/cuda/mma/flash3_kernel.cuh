@@ -156,6 +156,14 @@ struct Flash3Traits {
   // d = 128 5-10% slower at all but one shape (its code generation moves with any change there): built per k-step
   // there.
   static constexpr bool kAdvanceDescriptors = !(kFp8 && kD == 128);
+  // The overlapped loop's wait for P̃_{j−1} V_{j−1} kept after the softmax of tile j (WgmmaWaitAfter). Written as a
+  // plain wait, ptxas moved it to the softmax's first instructions, so that the softmax ran after the product instead
+  // of beside it (source-level Nsight Compute: the wait right after the first FMNMX, 8% of the warps' stall samples
+  // at d = 128). H200, 2026-11-26 (kernels/README.md): with two consumers in 16 bits +1-8% at d = 128 and 256 and
+  // +9-14% causal at d = 64, N = 1024; with three consumers (d = 64 from N = 2048) 3-7% slower and at fp8 d = 128
+  // 5-10% slower, where the exponentials rather than the tensor cores set the pace (why the overlap costs there is
+  // not measured): the plain wait there.
+  static constexpr bool kWaitAfterSoftmax = !kFp8 && kConsumers == 2;
   static_assert(kSharedBytes <= 227 * 1024, "fits one block per multiprocessor");
   static_assert(kBc % kKStep == 0 && kBc % 8 == 0, "whole k-steps of P̃V");
   static_assert(!kFp8 || kBc == 128, "fp8 Vᵀ tiles are one 128-byte swizzle block of keys");
@@ -256,7 +264,9 @@ struct RingSlot {
 // ---------------------------------------------------------------------------------------------------------
 
 // The producer: one thread issues every copy. V_{it−1} is issued after K_it, so that a K stage, which frees
-// early (after S_it), is refilled without waiting for the V stage, which frees late (after P̃V). A work tile's Q
+// early (after S_it), is refilled without waiting for the V stage, which frees late (after P̃V); a work tile's last
+// V goes right after its last K (H200, 2026-11-26: +6% at d = 128, N = 1024, where the consumers waited for it
+// behind the next work tile's Q and K_0, and those for this tile's last S GEMM). A work tile's Q
 // waits until both consumers ran their last S GEMM on the work tile that last used its buffer (with two buffers,
 // the one before the current).
 template <typename Traits, bool kLongestFirst>
@@ -303,8 +313,11 @@ __device__ __forceinline__ void Produce(const SharedLayout<Traits>& smem, const 
       pending_v_row = j * Traits::kBc;
       pending_v_head = tile.head;
     }
+    // The work tile's last V now, not after the next work tile's Q and K_0: those wait for this tile's last S GEMM
+    // (Q_i's buffer, the K stage), and P̃V of the last tile would wait for them.
+    load_v(it - 1, pending_v_row, pending_v_head);
+    pending_v_row = -1;
   }
-  if (pending_v_row >= 0) load_v(it - 1, pending_v_row, pending_v_head);
 }
 
 // 2^x on the FMA pipe instead of the special-function unit (FlashAttention-4's remedy for an exponential-bound
@@ -634,7 +647,10 @@ __global__ void __launch_bounds__(Flash3TraitsOf<T, kD, kFlags>::kThreads, 1)
           release(smem.KEmpty(slot.stage));
           if (j + 1 == tile.kv_tiles) release(smem.QEmpty(q_buffer));
           SoftmaxTile<Traits>(s, row_max, row_sum, alpha, j * kBc, row_a, warp_row0, quad, scale_log2, params);
-          WgmmaWait<0>();
+          if constexpr (Traits::kWaitAfterSoftmax)
+            WgmmaWaitAfter<0>(__float_as_uint(row_sum[0]) | __float_as_uint(row_sum[1]));
+          else
+            WgmmaWait<0>();
           PinRegisters(o_acc);
           PinRegisters(p);
           release(smem.VEmpty(previous.stage));

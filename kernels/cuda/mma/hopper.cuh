@@ -64,6 +64,21 @@ template <int kPending>
 __device__ __forceinline__ void WgmmaWait() {
   asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(kPending) : "memory");
 }
+// wgmma.wait_group N placed after the instructions that compute `anchor`. ptxas schedules a plain wait_group by
+// its register dependences only, and in the overlapped loop it hoisted the wait for P̃V above the softmax that was
+// meant to run beside that product (the SASS of Flash3WgmmaKernel: WARPGROUP.DEPBAR right after the softmax's
+// first FMNMX). A branch on `anchor` ends the basic block there, and ptxas does not move the wait out of its block.
+// Both sides wait (two spellings, so that the compiler does not merge them into one wait before the branch): ptxas
+// sees every path wait and keeps the wgmma pipeline. The branch is uniform by construction (lane 0's value; an
+// .aligned wait must not diverge), and `anchor` is never 0xFFFFFFFF in practice (callers pass float bits whose
+// sign is clear), so the first side is the one taken.
+template <int kPending>
+__device__ __forceinline__ void WgmmaWaitAfter(std::uint32_t anchor) {
+  if (__shfl_sync(0xffffffffu, anchor, 0) != 0xFFFFFFFFu)
+    asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(kPending) : "memory");
+  else
+    asm volatile("wgmma.wait_group.sync.aligned %0; // anchor\n" ::"n"(kPending) : "memory");
+}
 // A barrier for one warpgroup (128 threads) of the block: id 1 + consumer (0 is __syncthreads).
 __device__ __forceinline__ void WarpgroupBarrier(int id) {
   asm volatile("bar.sync %0, 128;\n" ::"r"(id) : "memory");
