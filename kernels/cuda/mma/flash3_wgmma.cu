@@ -22,7 +22,9 @@
 //      stages (full/empty mbarriers), so copies run ahead of the math by up to kStages tiles. At d = 64 from
 //      N = 2048 three consumer warpgroups (160 registers each) own B_r = 192 rows, and Q_i has two buffers.
 //   4. Intra-warpgroup overlap (FlashAttention-3's Algorithm 2): S_j and P̃_{j−1} V_{j−1} are issued together,
-//      S_j alone is waited for, and its softmax runs while the tensor cores finish P̃_{j−1} V_{j−1}.
+//      S_j alone is waited for, and its softmax runs while the tensor cores finish P̃_{j−1} V_{j−1} (with two
+//      16-bit consumers; with three and in fp8 ptxas waits for the product before the softmax, which measured
+//      faster there: Traits::kWaitAfterSoftmax).
 //   5. Persistent grid (d = 64, d = 128 without the mask, causal d = 128 up to N = 2048; causal tiles longest first
 //      in L2 sections of heads): one block per multiprocessor walks (head, Q tile)
 //      pairs; the producer loads the next pair's Q and K_0/V_0 while the consumers finish the last tile of the
