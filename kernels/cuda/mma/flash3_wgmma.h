@@ -24,7 +24,7 @@ enum Flash3WgmmaOption : unsigned {
   kFlash3WgmmaOtherGrid = 1u << 0,
   // Inside each consumer warpgroup, S_j, its softmax and P̃_j V_j one after the other, instead of the default
   // intra-warpgroup overlap (S_j issued together with P̃_{j−1} V_{j−1}, the softmax of tile j running while the
-  // tensor cores finish that product; FlashAttention-3's Algorithm 2). A kernel of its own.
+  // tensor cores finish that product with two 16-bit consumers; FlashAttention-3's Algorithm 2). A kernel of its own.
   kFlash3WgmmaSerialSoftmax = 1u << 1,
   // O_i stored straight from the accumulators (4-byte pairs) instead of through a shared-memory staging tile and
   // 16-byte coalesced stores (d = 256: staged in Q_i's buffer on the grid of one block per Q tile, direct on the
