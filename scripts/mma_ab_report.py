@@ -4,8 +4,8 @@ first binary's best; last, each binary's geometric mean of those ratios.
 
   scripts/mma_ab_report.py AB.csv [--base LABEL]
 
-Rows: label (binary name and round: "new.r2"; older files run the round number on: "new2"), then flash2_mma_bench's CSV columns (kernel, options, dtype, d, N, B·H,
-causal, median ms, min ms, TFLOP/s, validated).
+Rows: label (binary name and round: "new.r2"; older files run the round number on: "new2"), then
+flash2_mma_bench's CSV columns (kernel, options, dtype, d, N, B·H, causal, median ms, min ms, TFLOP/s, validated).
 """
 import argparse
 import collections
