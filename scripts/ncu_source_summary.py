@@ -4,9 +4,10 @@
 Input: `ncu -i REPORT.ncu-rep --page source --csv --print-source sass > KERNEL.sass.csv` of a report taken with
 the SourceCounters and WarpStateStats sections (scripts/ncu_source.sh takes them on the GPU machine).
 Output: the opcode mix (share of executed warp instructions and of warp stall samples), the stall reasons over
-all samples, the main loop (the instructions that ran exactly as often as the most executed block: its length in
-SASS instructions, i.e. instructions per warp per trip, and its opcode mix) and the N instructions with the most
-samples, each with its execution count and main stall reasons.
+all samples, the main loop (of the groups of instructions that ran equally often, the one with the most executions
+in all: its length in SASS instructions, i.e. instructions per warp per trip, its whole opcode mix and how many of
+them run on the uniform datapath) and the N instructions with the most samples, each with its execution count and
+main stall reasons.
 
   scripts/ncu_source_summary.py KERNEL.sass.csv[.gz] [--top N]
 """
@@ -65,8 +66,10 @@ def main():
     by_count = collections.Counter(number(r["Instructions Executed"]) for r in rows)
     trips = max((c for c in by_count if c > 0), key=lambda c: c * by_count[c])
     loop = collections.Counter(opcode(r["Source"]) for r in rows if number(r["Instructions Executed"]) == trips)
-    print(f"\nmain loop: {by_count[trips]} instructions, each executed {trips:.0f} times: "
-          + ", ".join(f"{op} {count}" for op, count in loop.most_common(16)))
+    uniform = sum(count for op, count in loop.items() if op.startswith("U"))
+    mix = ", ".join(f"{op} {count}" for op, count in loop.most_common())
+    print(f"\nmain loop: {by_count[trips]} instructions, each executed {trips:.0f} times; {uniform} on the uniform "
+          f"datapath (U…), {loop.get('R2UR', 0)} R2UR: {mix}")
     print(f"\nthe {args.top} instructions with the most samples (index, executions, share of samples, reasons)")
     top = sorted(range(len(rows)), key=lambda i: -number(rows[i]["Warp Stall Sampling (All Samples)"]))[:args.top]
     for i in sorted(top):

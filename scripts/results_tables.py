@@ -124,11 +124,16 @@ def fp8_error():
                          r"bound\); end to end (\S+) \((\S+)\)")
     out = ["| d | mask | softmax | on its quantized inputs: max abs error | share of the bound | "
            "end to end: max abs error | share of the bound |", "|---|---|---|---|---|---|---|"]
+    found = []
     for line in text(f"{FLAGSHIP_RUN}/tests.log").splitlines():
         m = pattern.search(line)
         if m and m.group(1) == "default":
-            out.append(f"| {m.group(2)} | {m.group(3)} | {m.group(4)} | {m.group(5)} | {m.group(6)} | {m.group(7)} | "
-                       f"{m.group(8)} |")
+            found.append(m)
+    # In the order of the test's cases, also when the tests ran in shards: d, then full before causal, spread first.
+    found.sort(key=lambda m: (int(m.group(2)), m.group(3) != "full", m.group(4) != "spread"))
+    for m in found:
+        out.append(f"| {m.group(2)} | {m.group(3)} | {m.group(4)} | {m.group(5)} | {m.group(6)} | {m.group(7)} | "
+                   f"{m.group(8)} |")
     return out
 
 

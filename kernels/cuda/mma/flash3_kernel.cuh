@@ -157,12 +157,12 @@ struct Flash3Traits {
   // there.
   static constexpr bool kAdvanceDescriptors = !(kFp8 && kD == 128);
   // The overlapped loop's wait for P̃_{j−1} V_{j−1} kept after the softmax of tile j (WgmmaWaitAfter). Written as a
-  // plain wait, ptxas moved it to the softmax's first instructions, so that the softmax ran after the product instead
-  // of beside it (source-level Nsight Compute: the wait right after the first FMNMX, 8% of the warps' stall samples
-  // at d = 128). H200, 2026-11-26 (kernels/README.md): with two consumers in 16 bits +1-8% at d = 128 and 256 and
-  // +9-14% causal at d = 64, N = 1024; with three consumers (d = 64 from N = 2048) 3-7% slower and at fp8 d = 128
-  // 5-10% slower, where the exponentials rather than the tensor cores set the pace (why the overlap costs there is
-  // not measured): the plain wait there.
+  // plain wait, ptxas placed it at the softmax's first instructions, so that the softmax ran after the product
+  // instead of beside it (source-level Nsight Compute: the wait right after the first FMNMX, 7.8% of the warps'
+  // stall samples at d = 128). H200, 2026-11-26 (kernels/README.md), against the build with only the last V issued
+  // early, best of two rounds: two 16-bit consumers +4% and +12% causal at d = 64, N = 1024, +1% and +2% on average
+  // at d = 128 and 256 (−6% to +9% by shape); three consumers (d = 64 from N = 2048) 5% slower on average, fp8
+  // d = 128 7% and fp8 d = 256 4%: the plain wait there (why is not measured).
   static constexpr bool kWaitAfterSoftmax = !kFp8 && kConsumers == 2;
   static_assert(kSharedBytes <= 227 * 1024, "fits one block per multiprocessor");
   static_assert(kBc % kKStep == 0 && kBc % 8 == 0, "whole k-steps of P̃V");
@@ -266,7 +266,7 @@ struct RingSlot {
 // The producer: one thread issues every copy. V_{it−1} is issued after K_it, so that a K stage, which frees
 // early (after S_it), is refilled without waiting for the V stage, which frees late (after P̃V); a work tile's last
 // V goes right after its last K (H200, 2026-11-26: +6% at d = 128, N = 1024, where the consumers waited for it
-// behind the next work tile's Q and K_0, and those for this tile's last S GEMM). A work tile's Q
+// behind the next work tile's Q, whose buffer frees only after this tile's last S GEMM). A work tile's Q
 // waits until both consumers ran their last S GEMM on the work tile that last used its buffer (with two buffers,
 // the one before the current).
 template <typename Traits, bool kLongestFirst>
@@ -313,8 +313,8 @@ __device__ __forceinline__ void Produce(const SharedLayout<Traits>& smem, const 
       pending_v_row = j * Traits::kBc;
       pending_v_head = tile.head;
     }
-    // The work tile's last V now, not after the next work tile's Q and K_0: those wait for this tile's last S GEMM
-    // (Q_i's buffer, the K stage), and P̃V of the last tile would wait for them.
+    // The work tile's last V now, not after the next work tile's Q and K_0: with one Q buffer the next Q waits for
+    // this tile's last S GEMM, and P̃V of the last tile would wait for it and for the copy's latency after it.
     load_v(it - 1, pending_v_row, pending_v_head);
     pending_v_row = -1;
   }

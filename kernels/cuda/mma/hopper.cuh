@@ -64,14 +64,15 @@ template <int kPending>
 __device__ __forceinline__ void WgmmaWait() {
   asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(kPending) : "memory");
 }
-// wgmma.wait_group N placed after the instructions that compute `anchor`. ptxas schedules a plain wait_group by
-// its register dependences only, and in the overlapped loop it hoisted the wait for P̃V above the softmax that was
-// meant to run beside that product (the SASS of Flash3WgmmaKernel: WARPGROUP.DEPBAR right after the softmax's
-// first FMNMX). A branch on `anchor` ends the basic block there, and ptxas does not move the wait out of its block.
-// Both sides wait (two spellings, so that the compiler does not merge them into one wait before the branch): ptxas
-// sees every path wait and keeps the wgmma pipeline. The branch is uniform by construction (lane 0's value; an
-// .aligned wait must not diverge), and `anchor` is never 0xFFFFFFFF in practice (callers pass float bits whose
-// sign is clear), so the first side is the one taken.
+// wgmma.wait_group N placed after the instructions that compute `anchor`. Nothing in the overlapped loop's softmax
+// depends on the wait for P̃V, and ptxas placed that wait right after the softmax's first FMNMX, so the softmax ran
+// after the product instead of beside it (source-level Nsight Compute of Flash3WgmmaKernel, kernels/README.md).
+// Here a branch on `anchor` ends the basic block after the softmax, and the SASS shows the wait there (the same
+// README). Both sides wait (two spellings, so that the compiler does not merge them into one wait before the
+// branch): ptxas sees every path wait and keeps the wgmma pipeline (a wait predicated on `anchor` instead made it
+// serialize the wgmma, C7514). An .aligned wait must be taken by the whole warpgroup: the callers pass the bits of
+// sums of non-negative floats, whose sign bit is clear (an arithmetic NaN is 0x7FFFFFFF), so `anchor` is never
+// 0xFFFFFFFF and every warp takes the first side; lane 0's value makes the branch warp-uniform besides.
 template <int kPending>
 __device__ __forceinline__ void WgmmaWaitAfter(std::uint32_t anchor) {
   if (__shfl_sync(0xffffffffu, anchor, 0) != 0xFFFFFFFFu)
