@@ -11,7 +11,9 @@
 set -u -o pipefail
 out=${1:?output CSV} rounds=${2:?rounds}; shift 2
 [ $# -ge 2 ] || { echo "need at least two NAME=BINARY" >&2; exit 2; }
-sets=${SETS:-"--kernel flash3_wgmma --dtype fp16,bf16 --d 64,128,256 --n 1024,4096,16384 --causal 0,1;--kernel flash3_fp8 --dtype bf16 --d 128,256 --n 1024,4096,16384 --causal 0,1 --options 1"}
+default_sets="--kernel flash3_wgmma --dtype fp16,bf16 --d 64,128,256 --n 1024,4096,16384 --causal 0,1"
+default_sets+=";--kernel flash3_fp8 --dtype bf16 --d 128,256 --n 1024,4096,16384 --causal 0,1 --options 1"
+sets=${SETS:-$default_sets}
 call_timeout=${CALL_TIMEOUT:-100}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
