@@ -164,6 +164,15 @@ struct Flash3Traits {
   // at d = 128 and 256 (−6% to +9% by shape); three consumers (d = 64 from N = 2048) 5% slower on average, fp8
   // d = 128 7% and fp8 d = 256 4%: the plain wait there (why is not measured).
   static constexpr bool kWaitAfterSoftmax = !kFp8 && kConsumers == 2;
+  // The running maximum kept until some row of the warp grows past it by more than kRescaleThreshold (log2 units of
+  // the scaled score; FlashAttention-4's conditional rescaling): P̃ ≤ 2^kRescaleThreshold then, and a tile that does
+  // not grow the maximum that much leaves O_i and ℓ as they are, its d/2 multiplications a thread skipped. O = P̃V/ℓ
+  // is the same for any reference ≤ the row's true maximum. H200, 2026-11-27 (kernels/README.md), best of two or
+  // three rounds against the build without it: threshold 8 (P̃ ≤ 256, far inside fp16's range) makes 16-bit d = 256
+  // 3-11% faster at every shape but causal N = 4096 (0-5%), 16-bit d = 64 up to 9% slower (three consumers), d = 128
+  // mixed; fp8 with threshold 0.75 (P̃·2^8 ≤ 431 < 448) 5-7% slower at d = 128, −17% to +3% at d = 256 (vote and
+  // branch cost more than the multiplications they skip). 0: rescale whenever the maximum moves.
+  static constexpr float kRescaleThreshold = !kFp8 && kD == 256 ? 8.0f : 0.0f;
   static_assert(kSharedBytes <= 227 * 1024, "fits one block per multiprocessor");
   static_assert(kBc % kKStep == 0 && kBc % 8 == 0, "whole k-steps of P̃V");
   static_assert(!kFp8 || kBc == 128, "fp8 Vᵀ tiles are one 128-byte swizzle block of keys");
@@ -333,9 +342,10 @@ __device__ __forceinline__ float Exp2Polynomial(float x) {
 }
 
 // A consumer warp's rows g and g+8 (of its 16) in one tile: masking, the online-softmax statistics, and P̃ in
-// place of S (as floats), scaled by 2^Traits::kPExponent. Returns α for the two rows (O_i must be multiplied by it).
+// place of S (as floats), scaled by 2^Traits::kPExponent. Returns whether O_i must be multiplied by α (the two rows'
+// factors, set only then), the same for the whole warp.
 template <typename Traits, int kSAcc>
-__device__ __forceinline__ void SoftmaxTile(float (&s)[kSAcc], float (&row_max)[2], float (&row_sum)[2],
+__device__ __forceinline__ bool SoftmaxTile(float (&s)[kSAcc], float (&row_max)[2], float (&row_sum)[2],
                                             float (&alpha)[2], int kv_col0, int row_a, int warp_row0, int quad,
                                             float scale_log2, const Flash3Params& params) {
   constexpr int kBc = 2 * kSAcc, kSTiles = kBc / 8;
@@ -386,6 +396,16 @@ __device__ __forceinline__ void SoftmaxTile(float (&s)[kSAcc], float (&row_max)[
     chain_max[1][t % kChains] = fmaxf(chain_max[1][t % kChains], fmaxf(s[4 * t + 2], s[4 * t + 3]));
   }
   float tile_max[2], max_scaled[2];
+  // Row r's maximum moves to new_max: α = 2^(m_old − m_new) and P̃'s offset from m_new. A row with every key so
+  // far masked keeps m = −∞; subtract 0 then, so that no −∞ − (−∞) = NaN appears.
+  const auto move_max = [&](int r, float new_max) {
+    max_scaled[r] = new_max == -INFINITY ? 0.0f : new_max * scale_log2;
+    alpha[r] = new_max != row_max[r] ? FastExp2(row_max[r] * scale_log2 - max_scaled[r]) : 1.0f;
+    if constexpr (Traits::kPExponent != 0) max_scaled[r] -= static_cast<float>(Traits::kPExponent);  // P̃ · 2^kPExponent
+    row_max[r] = new_max;
+    row_sum[r] *= alpha[r];
+  };
+  constexpr float kThreshold = Traits::kRescaleThreshold;
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
     tile_max[r] = chain_max[r][0];
@@ -393,12 +413,23 @@ __device__ __forceinline__ void SoftmaxTile(float (&s)[kSAcc], float (&row_max)[
     for (int c = 1; c < kChains; ++c) tile_max[r] = fmaxf(tile_max[r], chain_max[r][c]);
     tile_max[r] = fmaxf(tile_max[r], __shfl_xor_sync(0xffffffffu, tile_max[r], 1));
     tile_max[r] = fmaxf(tile_max[r], __shfl_xor_sync(0xffffffffu, tile_max[r], 2));
-    // A row with every key so far masked keeps m = −∞; subtract 0 then, so that no −∞ − (−∞) = NaN appears.
-    max_scaled[r] = tile_max[r] == -INFINITY ? 0.0f : tile_max[r] * scale_log2;
-    alpha[r] = tile_max[r] != row_max[r] ? FastExp2(row_max[r] * scale_log2 - max_scaled[r]) : 1.0f;
-    if constexpr (Traits::kPExponent != 0) max_scaled[r] -= static_cast<float>(Traits::kPExponent);  // P̃ · 2^kPExponent
-    row_max[r] = tile_max[r];
-    row_sum[r] *= alpha[r];
+    if constexpr (kThreshold == 0.0f) move_max(r, tile_max[r]);
+  }
+  // With a threshold the warp moves its rows' maxima only when one of them grew past its own by more than that (a
+  // first finite maximum always does: −∞ + threshold = −∞); else P̃ is taken from the kept maxima.
+  bool rescale = true;
+  if constexpr (kThreshold > 0.0f) {
+    rescale = __any_sync(0xffffffffu, tile_max[0] * scale_log2 > fmaf(row_max[0], scale_log2, kThreshold) ||
+                                          tile_max[1] * scale_log2 > fmaf(row_max[1], scale_log2, kThreshold));
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      if (rescale) {
+        move_max(r, tile_max[r]);
+      } else {
+        max_scaled[r] = row_max[r] == -INFINITY ? 0.0f : row_max[r] * scale_log2;
+        if constexpr (Traits::kPExponent != 0) max_scaled[r] -= static_cast<float>(Traits::kPExponent);
+      }
+    }
   }
   float chain_sum[2][kChains] = {};
   chain_sum[0][0] = row_sum[0];
@@ -420,6 +451,7 @@ __device__ __forceinline__ void SoftmaxTile(float (&s)[kSAcc], float (&row_max)[
 #pragma unroll
     for (int c = 1; c < kChains; ++c) row_sum[r] += chain_sum[r][c];
   }
+  return rescale;
 }
 
 // Four floats as four e4m3 bytes of one register, x0 in the lowest (round to nearest, saturating at ±448).
@@ -621,7 +653,7 @@ __global__ void __launch_bounds__(Flash3TraitsOf<T, kD, kFlags>::kThreads, 1)
           PinRegisters(s);
           release(smem.KEmpty(slot.stage));
           if (tile.kv_tiles == 1) release(smem.QEmpty(q_buffer));
-          SoftmaxTile<Traits>(s, row_max, row_sum, alpha, 0, row_a, warp_row0, quad, scale_log2, params);
+          SoftmaxTile<Traits>(s, row_max, row_sum, alpha, 0, row_a, warp_row0, quad, scale_log2, params);  // O_i: 0
           PackP<T>(s, p);
         }
         // Tile j ≥ 1: issue S_j and P̃_{j−1} V_{j−1}; wait for S_j only, run its softmax while the tensor cores
@@ -646,7 +678,8 @@ __global__ void __launch_bounds__(Flash3TraitsOf<T, kD, kFlags>::kThreads, 1)
           PinRegisters(s);
           release(smem.KEmpty(slot.stage));
           if (j + 1 == tile.kv_tiles) release(smem.QEmpty(q_buffer));
-          SoftmaxTile<Traits>(s, row_max, row_sum, alpha, j * kBc, row_a, warp_row0, quad, scale_log2, params);
+          const bool rescale =
+              SoftmaxTile<Traits>(s, row_max, row_sum, alpha, j * kBc, row_a, warp_row0, quad, scale_log2, params);
           if constexpr (Traits::kWaitAfterSoftmax)
             WgmmaWaitAfter<0>(__float_as_uint(row_sum[0]) | __float_as_uint(row_sum[1]));
           else
@@ -654,7 +687,7 @@ __global__ void __launch_bounds__(Flash3TraitsOf<T, kD, kFlags>::kThreads, 1)
           PinRegisters(o_acc);
           PinRegisters(p);
           release(smem.VEmpty(previous.stage));
-          Rescale(o_acc, alpha);
+          if (rescale) Rescale(o_acc, alpha);
           PackP<T>(s, p);
         }
         // The last tile's P̃ V.
@@ -680,8 +713,8 @@ __global__ void __launch_bounds__(Flash3TraitsOf<T, kD, kFlags>::kThreads, 1)
           PinRegisters(s);
           release(smem.KEmpty(slot.stage));
           if (j + 1 == tile.kv_tiles) release(smem.QEmpty(q_buffer));
-          SoftmaxTile<Traits>(s, row_max, row_sum, alpha, j * kBc, row_a, warp_row0, quad, scale_log2, params);
-          Rescale(o_acc, alpha);
+          if (SoftmaxTile<Traits>(s, row_max, row_sum, alpha, j * kBc, row_a, warp_row0, quad, scale_log2, params))
+            Rescale(o_acc, alpha);
           PackP<T>(s, p);
           BarrierWait(smem.VFull(slot.stage), slot.parity);
           WgmmaFence();
