@@ -169,7 +169,7 @@ struct Flash3Traits {
   // not grow the maximum that much leaves O_i and ℓ as they are, its d/2 multiplications a thread skipped. O = P̃V/ℓ
   // is the same for any reference ≤ the row's true maximum. H200, 2026-11-27 (kernels/README.md), best of two or
   // three rounds against the build without it: threshold 8 (P̃ ≤ 256, far inside fp16's range) makes 16-bit d = 256
-  // 3-11% faster at every shape but causal N = 4096 (0-5%), 16-bit d = 64 up to 9% slower (three consumers), d = 128
+  // 2-11% faster at every shape but causal N = 4096 (0-5%), 16-bit d = 64 up to 9% slower (three consumers), d = 128
   // mixed; fp8 with threshold 0.75 (P̃·2^8 ≤ 431 < 448) 5-7% slower at d = 128, −17% to +3% at d = 256 (vote and
   // branch cost more than the multiplications they skip). 0: rescale whenever the maximum moves.
   static constexpr float kRescaleThreshold = !kFp8 && kD == 256 ? 8.0f : 0.0f;
