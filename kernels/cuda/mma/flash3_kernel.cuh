@@ -168,10 +168,11 @@ struct Flash3Traits {
   // the scaled score; FlashAttention-4's conditional rescaling): P̃ ≤ 2^kRescaleThreshold then, and a tile that does
   // not grow the maximum that much leaves O_i and ℓ as they are, its d/2 multiplications a thread skipped. O = P̃V/ℓ
   // is the same for any reference ≤ the row's true maximum. H200, 2026-11-27 (kernels/README.md), best of two or
-  // three rounds against the build without it: threshold 8 (P̃ ≤ 256, far inside fp16's range) makes 16-bit d = 256
-  // 2-11% faster at every shape but causal N = 4096 (0-5%), 16-bit d = 64 up to 9% slower (three consumers), d = 128
-  // mixed; fp8 with threshold 0.75 (P̃·2^8 ≤ 431 < 448) 5-7% slower at d = 128, −17% to +3% at d = 256 (vote and
-  // branch cost more than the multiplications they skip). 0: rescale whenever the maximum moves.
+  // three rounds against the build without it: threshold 8 (P̃ ≤ 256, far inside fp16's range) makes fp16 d = 256
+  // 2-11% faster at every shape but causal N = 4096 (0-5%; bf16 not timed against it), fp16 d = 64 up to 9% slower
+  // (three consumers), d = 128 no better; fp8 with threshold 0.75 (P̃·2^8 ≤ 431 < 448) 5-7% slower at d = 128,
+  // −17% to +3% at d = 256 (the vote and the branch cost about what the skipped multiplications save). 0: rescale
+  // whenever the maximum moves.
   static constexpr float kRescaleThreshold = !kFp8 && kD == 256 ? 8.0f : 0.0f;
   static_assert(kSharedBytes <= 227 * 1024, "fits one block per multiprocessor");
   static_assert(kBc % kKStep == 0 && kBc % 8 == 0, "whole k-steps of P̃V");

@@ -271,9 +271,9 @@ cudaError_t LaunchFlash3Wgmma(const AttentionArgs& args) {
   // Q_i in boxes of B_r rows (192 at d = 64, 128 else), K_j and V_j of B_c rows (80 at d = 256, 128 else).
   // d = 64: three consumer warpgroups (B_r = 192) from N = 2048, and without the mask from N = 1024; two below.
   // H200, 2026-11-26, two rounds: three are 1-4% faster at N = 2048 and 4096 and 10-13% at 16384, 2-15% slower at
-  // 1024, where 192 leaves a third of the last Q tile empty and the causal diagonal is coarser. 2026-11-27, with the
+  // 1024, where 192 leaves two thirds of the last Q tile empty and the causal diagonal is coarser. 2026-11-27, with the
   // wait for P̃V kept after the softmax (docs/results/2026-11-27-h200-rescale-and-carry): at N = 1024 three are 4%
-  // faster without the mask (two calls) and 13% slower with it. The other-rows bit takes the other.
+  // faster without the mask (two calls) and 0.88× with it. The other-rows bit takes the other.
   const bool three_by_default = n >= 2048 || (!args.shape.causal && n >= 1024);
   const bool three_consumers = d == 64 && (three_by_default != ((args.options & kFlash3WgmmaOtherRows) != 0));
   const int q_box_rows = three_consumers ? Flash3Traits<__half, 64, 3>::kBr : 128;
