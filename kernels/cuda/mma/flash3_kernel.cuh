@@ -136,8 +136,10 @@ struct Flash3Traits {
   // cycles for 2^x as the tensor cores for the GEMMs. Every kPolynomialEvery-th 2^x of P̃ goes to the FMA pipe
   // (Exp2Polynomial) instead; 0: all on the special-function unit. H200, 2026-11-26 (kernels/README.md): every 4th
   // is 6-15% faster there than none, every 3rd or 2nd slower than none; at fp8 d = 256 and 16-bit d = 64 every
-  // share tried was slower than none.
-  static constexpr int kPolynomialEvery = kFp8 && kD == 128 ? 4 : 0;
+  // share tried was slower than none. 2026-11-27, against every 4th, three rounds a call: every 6th 0-4% faster at
+  // all six shapes in each of two calls (geometric mean +1.6%, +1.7%), every 12th 1-4% (one call), every 16th −2% to
+  // +5%, every 8th and 5th up to 10% slower at five of six, every 3rd 8-14% slower.
+  static constexpr int kPolynomialEvery = kFp8 && kD == 128 ? 6 : 0;
   // The softmax's row maxima and sums as kSoftmaxChains independent chains joined at the end, instead of one chain
   // of dependent instructions per row. H200, 2026-11-26 (kernels/README.md): four are 3-13% faster at 16-bit
   // d = 256 without the mask and −6% to +9% causal (faster at most shapes); at d = 64 up to 8% slower, mixed at
