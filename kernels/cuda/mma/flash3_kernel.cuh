@@ -291,8 +291,10 @@ __device__ __forceinline__ void Produce(const SharedLayout<Traits>& smem, const 
     for (int block = 0; block < Traits::kColumnBlocks; ++block)
       TmaLoad3d(destination + block * Traits::kKVBlockBytes, map, block * Traits::kBoxColumns, row, head, full);
   };
-  const auto load_v = [&](int it, int row, int head) {
+  // V_j of this work tile at ring position it.
+  const auto load_v = [&](int it, int j, int head) {
     const RingSlot<kStages> slot(it);
+    const int row = j * Traits::kBc;
     if (it >= kStages) BarrierWait(smem.VEmpty(slot.stage), slot.parity ^ 1u);
     BarrierArriveExpectBytes(smem.VFull(slot.stage), Traits::kTileBytes);
     if constexpr (Traits::kFp8)
@@ -301,7 +303,6 @@ __device__ __forceinline__ void Produce(const SharedLayout<Traits>& smem, const 
       load_tile(v_map, smem.V(slot.stage), smem.VFull(slot.stage), row, head);
   };
   int it = 0, local = 0;
-  int pending_v_row = -1, pending_v_head = 0;  // V_{it−1}, not issued yet (row −1: none)
   for (int work = BlockWork<kLongestFirst>(0, params); work < params.work_tiles;
        work = BlockWork<kLongestFirst>(++local, params)) {
     const WorkTile tile = DecodeWorkTile<Traits::kBr, Traits::kBc, kLongestFirst>(work, params);
@@ -321,14 +322,11 @@ __device__ __forceinline__ void Produce(const SharedLayout<Traits>& smem, const 
       if (it >= kStages) BarrierWait(smem.KEmpty(slot.stage), slot.parity ^ 1u);
       BarrierArriveExpectBytes(smem.KFull(slot.stage), Traits::kTileBytes);
       load_tile(k_map, smem.K(slot.stage), smem.KFull(slot.stage), j * Traits::kBc, tile.head);
-      if (pending_v_row >= 0) load_v(it - 1, pending_v_row, pending_v_head);
-      pending_v_row = j * Traits::kBc;
-      pending_v_head = tile.head;
+      if (j > 0) load_v(it - 1, j - 1, tile.head);
     }
     // The work tile's last V now, not after the next work tile's Q and K_0: with one Q buffer the next Q waits for
     // this tile's last S GEMM, and P̃V of the last tile would wait for it and for the copy's latency after it.
-    load_v(it - 1, pending_v_row, pending_v_head);
-    pending_v_row = -1;
+    load_v(it - 1, tile.kv_tiles - 1, tile.head);
   }
 }
 
