@@ -9,7 +9,9 @@
 // Per-tensor scales: x̂ = descale_x · e4m3(x·(1/descale_x)), descale_x = max|x| / 448, so each tensor's largest
 // value maps to e4m3's largest. The kernel multiplies the raw e4m3 products and folds the factors back in:
 // S = descale_q · descale_k · (Q₈ K₈ᵀ) inside the exponent's scale, O = descale_v · (P̃₈ V₈) / ℓ at the end.
-// Inside the kernel P̃ (scaled by 2^8, flash3_kernel.cuh) is rounded to e4m3 for P̃V; ℓ sums the unrounded P̃.
+// Inside the kernel P̃ (scaled by 2^8, flash3_kernel.cuh) is rounded to e4m3 for P̃V. ℓ sums the rounded P̃ at
+// d = 128 (on the tensor cores, as 8 more columns of P̃V: Traits::kRowSumOnTensorCores) and the unrounded P̃ in fp32
+// at d = 256.
 //
 // Error bound (tests/kernels/cuda/mma/flash3_fp8_test.cpp evaluates it per element in float64, and
 // kernels/README.md reports the measured error next to it). For row i with exact scores s_j = scale·q̂·k̂_j on the
@@ -22,10 +24,20 @@
 //     κ = e^(2E) (E in the numerator and in ℓ).
 //   - P̃ to e4m3 (3 mantissa bits, round to nearest): relative error u = 2^-4 where P̃·2^8 is normal (p ≥ 2^-14),
 //     else at most min(p, 2^-18) absolute (half of the subnormal spacing 2^-9, over 2^8).
-//   - P̃V accumulates over all N keys, 4 k32 steps per 128-key tile: ε_O = 2^-14·(4⌈N/128⌉ + 1); ℓ is an fp32 sum
-//     of up to N terms (N·2^-26, added to E); O is rounded to bf16 (relative 2^-8).
+//   - P̃V accumulates over all N keys, 4 k32 steps per 128-key tile: ε_O = 2^-14·(4⌈N/128⌉ + 1); O is rounded to
+//     bf16 (relative 2^-8).
+//   d = 256, ℓ an fp32 sum of the unrounded P̃ (up to N terms: N·2^-26, added to E):
 //   |Ô_n − O_n| ≤ [(κ(1+ε_O) − 1)·Σ_j p_j |v̂_jn| + κ(1+ε_O)·Σ_j r_j |v̂_jn|] / ℓ + 2^-8·(|O_n| + that),
-//   with r_j the P̃ rounding bound above. Against the unquantized inputs add the inputs' own rounding: the score
+//   with r_j the P̃ rounding bound above.
+//   d = 128, ℓ the sum of the rounded P̃ on the tensor cores, each tile's 4 k32 steps from zero and then added in
+//   fp32 (ε_L = 5·2^-14 + 3⌈N/128⌉·2^-24): the kernel's weights are w_j = P̃_j + ρ_j with P̃_j = c·p_j·e^(δ_j)
+//   (|δ_j| ≤ E, c common) and |ρ_j| ≤ √κ·c·r_j, and also ≤ P̃_j/16 where normal and ≤ min(P̃_j, 2^-18·c) where not,
+//   so Σ w_j ≥ c·D with D = Σ_j max(0, (15/16)·p_j/√κ − 2^-18); their weighted mean of v̂ differs from O by
+//   Σ_j (w_j − c·p_j)(v̂_j − O)/Σ w_j (as Σ p_j (v̂_j − O) = 0):
+//     M = [(√κ − 1)·Σ_j p_j (|v̂_jn| + |O_n|) + √κ·Σ_j r_j (|v̂_jn| + |O_n|)] / D,
+//   and the two accumulations add A = [ε_O·√κ·Σ_j (p_j + r_j)|v̂_jn| / D + ε_L·(|O_n| + M)] / (1 − ε_L):
+//   |Ô_n − O_n| ≤ M + A + 2^-8·(|O_n| + M + A).
+//   Against the unquantized inputs add the inputs' own rounding: the score
 //   perturbation |scale·(q̂·k̂_j − q·k_j)| joins E, and Σ_j p_j |v̂_jn − v_jn| / ℓ joins the sum (each x̂ is within
 //   2^-4·|x| of x, or 2^-10·descale_x below e4m3's normal range).
 #include "kernels/cuda/mma/flash3_fp8.h"
@@ -191,8 +203,9 @@ std::size_t Flash3Fp8WorkspaceBytes(const AttentionShape& shape, DType /*dtype*/
 
 namespace {
 
-// The kernel for d with the grid's schedule (longest first on the persistent causal grid) and ping-pong or not.
-template <int kD>
+// The kernel for d and the mask with the grid's schedule (longest first on the persistent causal grid) and
+// ping-pong or not. Causal at d = 128 masks with selects (kFlagSelectMask); d = 256 branches around each element.
+template <int kD, bool kCausal>
 cudaError_t LaunchForGrid(cudaStream_t stream, const CUtensorMap& q_map, const CUtensorMap& k_map,
                           const CUtensorMap& v_map, const wgmma_detail::Flash3Params& params, bool persistent,
                           bool longest_first, bool ping_pong, int multiprocessors) {
@@ -200,13 +213,16 @@ cudaError_t LaunchForGrid(cudaStream_t stream, const CUtensorMap& q_map, const C
   using wgmma_detail::kFlagPingPong;
   using wgmma_detail::LaunchFlash3Kernel;
   using Fp8 = __nv_fp8_e4m3;
-  constexpr unsigned kFlags = wgmma_detail::kFlagOverlapSoftmax | wgmma_detail::kFlagStagedStore;
+  constexpr unsigned kFlags = wgmma_detail::kFlagOverlapSoftmax | wgmma_detail::kFlagStagedStore |
+                              (kCausal && kD == 128 ? unsigned{wgmma_detail::kFlagSelectMask} : 0u);
   const auto launch = [&](auto kernel) {
     return kernel(stream, q_map, k_map, v_map, params, persistent, multiprocessors);
   };
-  if (longest_first)
-    return ping_pong ? launch(LaunchFlash3Kernel<Fp8, kD, kFlags | kFlagLongestFirst | kFlagPingPong>)
-                     : launch(LaunchFlash3Kernel<Fp8, kD, kFlags | kFlagLongestFirst>);
+  if constexpr (kCausal) {
+    if (longest_first)
+      return ping_pong ? launch(LaunchFlash3Kernel<Fp8, kD, kFlags | kFlagLongestFirst | kFlagPingPong>)
+                       : launch(LaunchFlash3Kernel<Fp8, kD, kFlags | kFlagLongestFirst>);
+  }
   return ping_pong ? launch(LaunchFlash3Kernel<Fp8, kD, kFlags | kFlagPingPong>)
                    : launch(LaunchFlash3Kernel<Fp8, kD, kFlags>);
 }
@@ -278,10 +294,11 @@ cudaError_t LaunchFlash3Fp8(const AttentionArgs& args) {
   // d = 128, where the exponentials set the pace, within ±3%, and not taken.
   const bool ping_pong = (d == 256) != ((args.options & kFlash3Fp8OtherSchedule) != 0);
   const bool longest_first = args.shape.causal && persistent;
-  return d == 128 ? LaunchForGrid<128>(args.stream, q_map, k_map, v_map, params, persistent, longest_first, ping_pong,
-                                       multiprocessors)
-                  : LaunchForGrid<256>(args.stream, q_map, k_map, v_map, params, persistent, longest_first, ping_pong,
-                                       multiprocessors);
+  const auto launch = [&](auto for_grid) {
+    return for_grid(args.stream, q_map, k_map, v_map, params, persistent, longest_first, ping_pong, multiprocessors);
+  };
+  if (d == 128) return args.shape.causal ? launch(LaunchForGrid<128, true>) : launch(LaunchForGrid<128, false>);
+  return args.shape.causal ? launch(LaunchForGrid<256, true>) : launch(LaunchForGrid<256, false>);
 }
 
 }  // namespace flashviz::cuda

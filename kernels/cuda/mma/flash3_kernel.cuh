@@ -63,6 +63,11 @@ enum Flash3Flag : unsigned {
   // where no next tile's Q is loaded into it (the host's choice); a consumer writes only its own 64 rows, which only
   // its own S GEMMs read, and those have completed by its epilogue.
   kFlagStageOInQ = 1u << 5,
+  // The mask as one compare and select an element (as Traits::kBranchFreeMask) where the traits branch around each
+  // element instead (the host sets it, no options bit: flash3_fp8 d = 128, causal). H200, 2026-11-27
+  // (kernels/README.md), against the branching form: fp8 d = 128 causal +8% at N = 1024, +6% at 4096, +1% at 16384;
+  // without the mask, where only N's last tile is masked, 1-2% slower at N = 4096 and 16384, so only causal.
+  kFlagSelectMask = 1u << 6,
 };
 
 // fp8 (e4m3) inputs: one byte an element, k = 32 per wgmma, and V_j given transposed (wgmma reads 8-bit B
@@ -105,6 +110,16 @@ struct Flash3Traits {
   static constexpr int kConsumerRegisters = kConsumers == 2 ? 240 : 160;
   static constexpr int kQBytes = kBr * kRowBytes;
   static constexpr int kTileBytes = kBc * kRowBytes;  // one K_j or V_j tile (fp8: V_jᵀ, d rows × B_c keys)
+  // ℓ on the tensor cores (fp8 d = 128): P̃V runs as m64n(d + 8) with 8 more rows of Vᵀ that are all ones, so O's
+  // accumulators d/2 … d/2 + 3 hold ℓ of the thread's two rows, summed over P̃ as rounded to e4m3 and rescaled with
+  // O, instead of the softmax adding the B_c values a thread holds a tile (a quarter of a row each, joined by two
+  // shuffles at the end). The ones are one 1 KB block (8 rows × 128 keys) after each V stage, where the
+  // descriptor's 1024-byte row-group stride puts rows d … d + 7; written once at the start, never by a copy. Only
+  // where the product is m64n128: at d = 256 n would pass wgmma's 256.
+  static constexpr bool kRowSumOnTensorCores = kFp8 && kD == 128;
+  static constexpr int kOnesBytes = kRowSumOnTensorCores ? 8 * 128 : 0;
+  static constexpr int kVStageBytes = kTileBytes + kOnesBytes;
+  static constexpr int kOAcc = (kD + (kRowSumOnTensorCores ? 8 : 0)) / 2;  // O's accumulators a consumer thread holds
   static constexpr int kQBlockBytes = kBr * 128;      // one 128-byte column block of Q_i
   static constexpr int kKVBlockBytes = kBc * 128;     // one 128-byte column block of K_j (and 16-bit V_j)
   static constexpr int kOBlockBytes = kBr * 128;      // one 64-column block of the 16-bit O staging tile
@@ -119,7 +134,7 @@ struct Flash3Traits {
   // tile cannot reuse a Q_i buffer on the persistent grid: the producer may be loading a next work tile's Q into it.)
   static constexpr int kKOffset = kQBuffers * kQBytes;
   static constexpr int kVOffset = kKOffset + kStages * kTileBytes;
-  static constexpr int kOOffset = kVOffset + kStages * kTileBytes;
+  static constexpr int kOOffset = kVOffset + kStages * kVStageBytes;
   static constexpr int kBarrierOffset = kOOffset + kOBytes;
   // Barriers: Q full and Q empty per Q buffer, then per stage K full, V full, K empty, V empty (K_j is released
   // after S_j, V_j after P̃_j V_j, which with the overlap comes one tile later).
@@ -150,14 +165,8 @@ struct Flash3Traits {
   // convergence barriers an element on every tile that crosses the diagonal. H200, 2026-11-26 (kernels/README.md),
   // with Q_i double-buffered: 16-bit d = 64 causal +4% at N = 4096 and within ±2% elsewhere; at d = 128 −4% causal at
   // N = 1024, +2% at 4096; at d = 256 and in fp8 the select form spills or slows the unmasked tiles too (fp8 d = 128
-  // −5% to −12% where no tile is masked): the branching form there.
+  // −5% to −12% where no tile is masked): the branching form there, but for causal fp8 d = 128 (kFlagSelectMask).
   static constexpr bool kBranchFreeMask = !kFp8 && kD == 64;
-  // A k-step's wgmma descriptor advanced from the tile's (DescriptorAdvance: one addition) instead of built from its
-  // address (a mask, shifts and ors each): 64-168 fewer SASS instructions in the default kernels. H200, 2026-11-26
-  // (kernels/README.md): d = 64 +2-8%, d = 256 and fp8 d = 256 +1-11% at most shapes, d = 128 within ±4%; fp8
-  // d = 128 5-10% slower at all but one shape (its code generation moves with any change there): built per k-step
-  // there.
-  static constexpr bool kAdvanceDescriptors = !(kFp8 && kD == 128);
   // The overlapped loop's wait for P̃_{j−1} V_{j−1} kept after the softmax of tile j (WgmmaWaitAfter). Written as a
   // plain wait, ptxas placed it at the softmax's first instructions, so that the softmax ran after the product
   // instead of beside it (source-level Nsight Compute: the wait right after the first FMNMX, 7.8% of the warps'
@@ -252,7 +261,7 @@ struct SharedLayout {
   std::uint32_t base;
   __device__ std::uint32_t Q(int buffer) const { return base + buffer * Traits::kQBytes; }
   __device__ std::uint32_t K(int stage) const { return base + Traits::kKOffset + stage * Traits::kTileBytes; }
-  __device__ std::uint32_t V(int stage) const { return base + Traits::kVOffset + stage * Traits::kTileBytes; }
+  __device__ std::uint32_t V(int stage) const { return base + Traits::kVOffset + stage * Traits::kVStageBytes; }
   __device__ std::uint32_t O() const { return base + Traits::kOOffset; }
   __device__ std::uint32_t QFull(int buffer) const { return base + Traits::kBarrierOffset + 8 * buffer; }
   __device__ std::uint32_t QEmpty(int buffer) const { return QFull(Traits::kQBuffers + buffer); }
@@ -345,7 +354,7 @@ __device__ __forceinline__ float Exp2Polynomial(float x) {
 // A consumer warp's rows g and g+8 (of its 16) in one tile: masking, the online-softmax statistics, and P̃ in
 // place of S (as floats), scaled by 2^Traits::kPExponent. Returns whether O_i must be multiplied by α (the two rows'
 // factors, set only then), the same for the whole warp.
-template <typename Traits, int kSAcc>
+template <typename Traits, bool kSelectMask, int kSAcc>
 __device__ __forceinline__ bool SoftmaxTile(float (&s)[kSAcc], float (&row_max)[2], float (&row_sum)[2],
                                             float (&alpha)[2], int kv_col0, int row_a, int warp_row0, int quad,
                                             float scale_log2, const Flash3Params& params) {
@@ -355,7 +364,7 @@ __device__ __forceinline__ bool SoftmaxTile(float (&s)[kSAcc], float (&row_max)[
   const bool crosses_n = kv_col0 + kBc > n;
   const bool crosses_diagonal = params.causal && kv_col0 + kBc - 1 > warp_row0;
   if (crosses_n || crosses_diagonal) {
-    if constexpr (Traits::kBranchFreeMask) {
+    if constexpr (Traits::kBranchFreeMask || kSelectMask) {
       // Key kv_col0 + 2·quad + k (k = 8t + e, a constant of the unrolled loop) is masked for a row when k exceeds
       // the row's limit: its last key (causal) or N − 1, less kv_col0 + 2·quad. One compare and one select an element.
       const int first = kv_col0 + 2 * quad;
@@ -444,13 +453,15 @@ __device__ __forceinline__ bool SoftmaxTile(float (&s)[kSAcc], float (&row_max)[
       s[i] = i % kEvery == kEvery - 1 ? Exp2Polynomial(x) : FastExp2(x);
     else
       s[i] = FastExp2(x);
-    chain_sum[r][(i / 4) % kChains] += s[i];
+    if constexpr (!Traits::kRowSumOnTensorCores) chain_sum[r][(i / 4) % kChains] += s[i];
   }
+  if constexpr (!Traits::kRowSumOnTensorCores) {
 #pragma unroll
-  for (int r = 0; r < 2; ++r) {
-    row_sum[r] = chain_sum[r][0];
+    for (int r = 0; r < 2; ++r) {
+      row_sum[r] = chain_sum[r][0];
 #pragma unroll
-    for (int c = 1; c < kChains; ++c) row_sum[r] += chain_sum[r][c];
+      for (int c = 1; c < kChains; ++c) row_sum[r] += chain_sum[r][c];
+    }
   }
   return rescale;
 }
@@ -498,9 +509,28 @@ __device__ __forceinline__ void Rescale(float (&o)[kCount], const float (&alpha)
   for (int i = 0; i < kCount; ++i) o[i] *= alpha[(i / 2) % 2];
 }
 
+// ℓ on the tensor cores (Traits::kRowSumOnTensorCores): the landed product's ℓ columns (one K/V tile's, at the
+// current maximum once O is rescaled) added into ℓ in fp32, and restarted at 0. Accumulated across tiles in the
+// product instead, ℓ came out up to a third short at N = 16384: the fp8 tensor cores keep about 14 bits while they
+// add (flash3_fp8.cu), and ℓ, a sum of positive terms, grows far past each tile's addend.
+template <typename Traits>
+__device__ __forceinline__ void TakeRowSums(float (&o)[Traits::kOAcc], float (&row_sum)[2]) {
+  if constexpr (Traits::kRowSumOnTensorCores) {
+    constexpr int kFirst = Traits::kHeadDim / 2;  // d[4t..4t+3] of t = d/8: row g twice, then row g + 8 twice
+    row_sum[0] += o[kFirst];
+    row_sum[1] += o[kFirst + 2];
+    // A zero moved in by an instruction of its own: assigned as the constant 0.0f, ptxas serialized the wgmma (C7511).
+#pragma unroll
+    for (int i = kFirst; i < Traits::kOAcc; ++i) asm volatile("mov.b32 %0, 0;\n" : "=f"(o[i]));
+  }
+}
+
 // S = Q_i K_jᵀ for this consumer's 64 rows: one m64n{B_c} wgmma per 32 bytes of a row (d/16 k-steps of k16 in
 // 16 bits, d/32 of k32 in fp8); k-step ks reads 32 bytes at (ks mod 4)·32 of column block ks / 4 of both
-// operands. Issued, not waited for.
+// operands. Issued, not waited for. A k-step's descriptor is the tile's advanced by one addition (DescriptorAdvance)
+// instead of built from its address (a mask, shifts and ors each). H200 (kernels/README.md): d = 64 +2-8%, d = 256
+// +1-11% at most shapes, d = 128 within ±4% (2026-11-26); fp8 d = 128 +1-3% at all six shapes (2026-11-27, with ℓ
+// on the tensor cores; without it 5-10% slower the day before, when it was built per k-step there).
 template <typename Traits>
 __device__ __forceinline__ void IssueScores(float (&s)[Traits::kBc / 2], std::uint32_t q_consumer,
                                             std::uint32_t k_stage) {
@@ -511,29 +541,23 @@ __device__ __forceinline__ void IssueScores(float (&s)[Traits::kBc / 2], std::ui
   for (int ks = 0; ks < Traits::kRowBytes / 32; ++ks) {
     const std::uint32_t a_offset = (ks / 4) * Traits::kQBlockBytes + (ks % 4) * 32;
     const std::uint32_t b_offset = (ks / 4) * Traits::kKVBlockBytes + (ks % 4) * 32;
-    const std::uint64_t a_desc = Traits::kAdvanceDescriptors ? DescriptorAdvance(a_tile, a_offset)
-                                                             : SwizzledDescriptor(q_consumer + a_offset, 16, 1024);
-    const std::uint64_t b_desc = Traits::kAdvanceDescriptors ? DescriptorAdvance(b_tile, b_offset)
-                                                             : SwizzledDescriptor(k_stage + b_offset, 16, 1024);
-    Wgmma<T, Traits::kBc>::SS(s, a_desc, b_desc, ks > 0);
+    Wgmma<T, Traits::kBc>::SS(s, DescriptorAdvance(a_tile, a_offset), DescriptorAdvance(b_tile, b_offset), ks > 0);
   }
 }
 // O += P̃ V_j: B_c / k-step wgmma of m64n{d}. 16 bits: V_j N-major (d contiguous; a k-step is 16 keys · 128
 // bytes further, the leading byte offset is one 64-column block). fp8: V_jᵀ K-major (keys contiguous, d rows;
 // a k-step is 32 bytes further within the row, as for K_j in S). Issued, not waited for.
 template <typename Traits>
-__device__ __forceinline__ void IssueOutput(float (&o)[Traits::kHeadDim / 2],
+__device__ __forceinline__ void IssueOutput(float (&o)[Traits::kOAcc],
                                             const std::uint32_t (&p)[Traits::kPSteps][4], std::uint32_t v_stage) {
   using T = typename Traits::Element;
-  constexpr int kD = Traits::kHeadDim;
+  constexpr int kN = 2 * Traits::kOAcc;  // d, or d + 8 with ℓ's columns
   constexpr std::uint32_t kLeading = Traits::kFp8 ? 16 : Traits::kKVBlockBytes;
   const std::uint64_t b_tile = SwizzledDescriptor(v_stage, kLeading, 1024);
 #pragma unroll
   for (int u = 0; u < Traits::kPSteps; ++u) {
     const std::uint32_t offset = Traits::kFp8 ? u * 32 : u * 16 * 128;
-    const std::uint64_t b_desc = Traits::kAdvanceDescriptors ? DescriptorAdvance(b_tile, offset)
-                                                             : SwizzledDescriptor(v_stage + offset, kLeading, 1024);
-    Wgmma<T, kD>::RS(o, p[u], b_desc, 1);
+    Wgmma<T, kN>::RS(o, p[u], DescriptorAdvance(b_tile, offset), 1);
   }
 }
 
@@ -557,6 +581,7 @@ __global__ void __launch_bounds__(Flash3TraitsOf<T, kD, kFlags>::kThreads, 1)
   constexpr bool kStagedStore = (kFlags & kFlagStagedStore) != 0;
   constexpr bool kPingPong = (kFlags & kFlagPingPong) != 0;
   constexpr bool kStageOInQ = (kFlags & kFlagStageOInQ) != 0;
+  constexpr bool kSelectMask = (kFlags & kFlagSelectMask) != 0;
   static_assert(!kStageOInQ || kStagedStore, "a staging place only for the staged store");
   static_assert(!kStagedStore || Traits::kCanStageO || kStageOInQ, "no room for the O staging tile");
   static_assert(!kStageOInQ || Traits::kOBlockBytes == Traits::kQBlockBytes, "Q_i's column blocks hold O's");
@@ -580,6 +605,17 @@ __global__ void __launch_bounds__(Flash3TraitsOf<T, kD, kFlags>::kThreads, 1)
     // The initialized barriers must be visible to the copy engine (the async proxy) as well.
     asm volatile("fence.mbarrier_init.release.cluster;\nfence.proxy.async.shared::cta;\n" ::: "memory");
   }
+  if constexpr (Traits::kRowSumOnTensorCores) {
+    // The ones after each V stage (e4m3 1.0 = 0x38), 16 bytes a thread, made visible to wgmma (the async proxy).
+    constexpr int kChunks = kStages * Traits::kOnesBytes / 16;
+    static_assert(kChunks <= Traits::kThreads, "one store a thread");
+    if (threadIdx.x < kChunks) {
+      const int stage = threadIdx.x / (Traits::kOnesBytes / 16), chunk = threadIdx.x % (Traits::kOnesBytes / 16);
+      const std::uint32_t address = smem.V(stage) + Traits::kTileBytes + 16 * chunk;
+      asm volatile("st.shared.v4.b32 [%0], {%1, %1, %1, %1};\n" ::"r"(address), "r"(0x38383838u));
+      asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+    }
+  }
   __syncthreads();
 
   if (warpgroup == 0) {
@@ -601,7 +637,7 @@ __global__ void __launch_bounds__(Flash3TraitsOf<T, kD, kFlags>::kThreads, 1)
     // Q_i rows of this consumer in the first Q buffer: 64 rows × 128 bytes into each column block.
     const std::uint32_t q_consumer0 = smem.Q(0) + consumer * 64 * 128;
     constexpr int kSAcc = kBc / 2;  // S accumulators a thread holds: 64 rows × B_c keys / 128 threads
-    constexpr int kOAcc = kD / 2;   // O accumulators: 64 rows × d / 128 threads
+    constexpr int kOAcc = Traits::kOAcc;  // O accumulators: 64 rows × d (+ 8 columns of ℓ) / 128 threads
     // fp8: S = descale_q·descale_k·(Q̂ K̂ᵀ) and O = descale_v·(P̃ V̂)/ℓ, the factors folded into the exponent's
     // scale and the final division.
     float scale_log2 = params.scale_log2, output_scale = 1.0f;
@@ -654,7 +690,8 @@ __global__ void __launch_bounds__(Flash3TraitsOf<T, kD, kFlags>::kThreads, 1)
           PinRegisters(s);
           release(smem.KEmpty(slot.stage));
           if (tile.kv_tiles == 1) release(smem.QEmpty(q_buffer));
-          SoftmaxTile<Traits>(s, row_max, row_sum, alpha, 0, row_a, warp_row0, quad, scale_log2, params);  // O_i: 0
+          // O_i is 0: no rescale.
+          SoftmaxTile<Traits, kSelectMask>(s, row_max, row_sum, alpha, 0, row_a, warp_row0, quad, scale_log2, params);
           PackP<T>(s, p);
         }
         // Tile j ≥ 1: issue S_j and P̃_{j−1} V_{j−1}; wait for S_j only, run its softmax while the tensor cores
@@ -679,8 +716,8 @@ __global__ void __launch_bounds__(Flash3TraitsOf<T, kD, kFlags>::kThreads, 1)
           PinRegisters(s);
           release(smem.KEmpty(slot.stage));
           if (j + 1 == tile.kv_tiles) release(smem.QEmpty(q_buffer));
-          const bool rescale =
-              SoftmaxTile<Traits>(s, row_max, row_sum, alpha, j * kBc, row_a, warp_row0, quad, scale_log2, params);
+          const bool rescale = SoftmaxTile<Traits, kSelectMask>(s, row_max, row_sum, alpha, j * kBc, row_a, warp_row0,
+                                                                quad, scale_log2, params);
           if constexpr (Traits::kWaitAfterSoftmax)
             WgmmaWaitAfter<0>(__float_as_uint(row_sum[0]) | __float_as_uint(row_sum[1]));
           else
@@ -689,6 +726,7 @@ __global__ void __launch_bounds__(Flash3TraitsOf<T, kD, kFlags>::kThreads, 1)
           PinRegisters(p);
           release(smem.VEmpty(previous.stage));
           if (rescale) Rescale(o_acc, alpha);
+          TakeRowSums<Traits>(o_acc, row_sum);
           PackP<T>(s, p);
         }
         // The last tile's P̃ V.
@@ -703,6 +741,7 @@ __global__ void __launch_bounds__(Flash3TraitsOf<T, kD, kFlags>::kThreads, 1)
         PinRegisters(o_acc);
         PinRegisters(p);
         release(smem.VEmpty(last.stage));
+        TakeRowSums<Traits>(o_acc, row_sum);
       } else {
         for (int j = 0; j < tile.kv_tiles; ++j) {
           const RingSlot<kStages> slot(it + j);
@@ -714,7 +753,8 @@ __global__ void __launch_bounds__(Flash3TraitsOf<T, kD, kFlags>::kThreads, 1)
           PinRegisters(s);
           release(smem.KEmpty(slot.stage));
           if (j + 1 == tile.kv_tiles) release(smem.QEmpty(q_buffer));
-          if (SoftmaxTile<Traits>(s, row_max, row_sum, alpha, j * kBc, row_a, warp_row0, quad, scale_log2, params))
+          if (SoftmaxTile<Traits, kSelectMask>(s, row_max, row_sum, alpha, j * kBc, row_a, warp_row0, quad, scale_log2,
+                                               params))
             Rescale(o_acc, alpha);
           PackP<T>(s, p);
           BarrierWait(smem.VFull(slot.stage), slot.parity);
@@ -725,6 +765,7 @@ __global__ void __launch_bounds__(Flash3TraitsOf<T, kD, kFlags>::kThreads, 1)
           PinRegisters(o_acc);
           PinRegisters(p);
           release(smem.VEmpty(slot.stage));
+          TakeRowSums<Traits>(o_acc, row_sum);
         }
       }
       it += tile.kv_tiles;
@@ -736,8 +777,10 @@ __global__ void __launch_bounds__(Flash3TraitsOf<T, kD, kFlags>::kThreads, 1)
 #pragma unroll
       for (int r = 0; r < 2; ++r) {
         float sum = row_sum[r];
-        sum += __shfl_xor_sync(0xffffffffu, sum, 1);
-        sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+        if constexpr (!Traits::kRowSumOnTensorCores) {  // else the whole row's ℓ already, in each lane of its quad
+          sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+          sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+        }
         inverse_sum[r] = output_scale / sum;
       }
       Out* o_head = static_cast<Out*>(params.o) + static_cast<std::size_t>(tile.head) * n * kD;

@@ -118,6 +118,10 @@ BoundCheck CheckAgainstBound(const Fp8Problem& p, bool end_to_end) {
   // The tensor cores' accumulation: about 14 bits kept per addition, one addition per k32 step (flash3_fp8.cu).
   // P̃V runs 4 k32 steps per 128-key tile, the padded keys of the last included.
   const double epsilon_s = std::ldexp(d / 32 + 1, -14), epsilon_o = std::ldexp(4 * ((n + 127) / 128) + 1, -14);
+  // ℓ on the tensor cores at d = 128 (Traits::kRowSumOnTensorCores, flash3_kernel.cuh): a sum of the rounded P̃, each
+  // tile's 4 k32 steps from zero, then rescaled and added in fp32 (three roundings a tile).
+  const bool rounded_row_sum = d == 128;
+  const double epsilon_l = std::ldexp(5, -14) + std::ldexp(3 * ((n + 127) / 128), -24);
   BoundCheck result;
   std::vector<double> s(n), p_row(n), r(n);
   for (std::int64_t head = 0; head < p.args.shape.Heads(); ++head)
@@ -138,30 +142,46 @@ BoundCheck CheckAgainstBound(const Fp8Problem& p, bool end_to_end) {
         s[j] = scale * dot;
         max_s = std::max(max_s, s[j]);
         // What the kernel's score can differ by: its accumulation, the fp32 exponent, and (end to end) the
-        // inputs' rounding.
-        // + the exponential (2^-13) and ℓ's fp32 sum (N·2^-26).
+        // inputs' rounding; + the exponential (2^-13) and, where ℓ sums the unrounded P̃ in fp32, that sum (N·2^-26).
         perturbation = std::max(perturbation, scale * (epsilon_s * magnitude + std::fabs(dot_hat - dot)) + 0x1p-13 +
-                                                  n * 0x1p-26);
+                                                  (rounded_row_sum ? 0.0 : n * 0x1p-26));
       }
-      const double kappa = std::exp(2.0 * perturbation);
-      double ell = 0;
+      const double kappa = std::exp(2.0 * perturbation), root_kappa = std::exp(perturbation);
+      // ℓ from the rounded P̃: the kernel's weights sum to at least Σ max(0, (15/16)·p_j/√κ − 2^-18) (flash3_fp8.cu).
+      double ell = 0, rounded_ell = 0, least_ell = 0;
       for (int j = 0; j < keys; ++j) {
         p_row[j] = std::exp(s[j] - max_s);
         ell += p_row[j];
         r[j] = p_row[j] >= 0x1p-14 ? p_row[j] / 16.0 : std::min(p_row[j], 0x1p-18);  // P̃'s e4m3 rounding
+        rounded_ell += r[j];
+        least_ell += std::max(0.0, 15.0 / 16.0 * p_row[j] / root_kappa - 0x1p-18);
       }
       for (int column = 0; column < d; ++column) {
-        double reference = 0, weighted = 0, rounded = 0, input_rounding = 0;
+        double reference = 0, centre = 0, weighted = 0, rounded = 0, input_rounding = 0;
         for (int j = 0; j < keys; ++j) {
           const double vj = vr[(head * n + j) * d + column], vhj = p.v_hat[(head * n + j) * d + column];
           reference += p_row[j] * vj;
+          centre += p_row[j] * vhj;
           weighted += p_row[j] * std::fabs(vhj);
           rounded += r[j] * std::fabs(vhj);
           input_rounding += p_row[j] * std::fabs(vhj - vj);
         }
         reference /= ell;
-        const double core =
-            ((kappa * (1 + epsilon_o) - 1) * weighted + kappa * (1 + epsilon_o) * rounded + input_rounding) / ell;
+        centre /= ell;
+        double core;
+        if (rounded_row_sum) {
+          // The weighted mean of v̂ with the kernel's weights moves from centre by Σ e_j |v̂_j − centre| / Σ weights
+          // (|v̂_j − centre| ≤ |v̂_j| + |centre|), then the two accumulations, then (end to end) the inputs' rounding.
+          const double moved = ((root_kappa - 1) * (weighted + ell * std::fabs(centre)) +
+                                root_kappa * (rounded + rounded_ell * std::fabs(centre))) /
+                               least_ell;
+          const double accumulated = (epsilon_o * root_kappa * (weighted + rounded) / least_ell +
+                                      epsilon_l * (std::fabs(centre) + moved)) /
+                                     (1 - epsilon_l);
+          core = moved + accumulated + input_rounding / ell;
+        } else {
+          core = ((kappa * (1 + epsilon_o) - 1) * weighted + kappa * (1 + epsilon_o) * rounded + input_rounding) / ell;
+        }
         const double bound = core + 0x1p-8 * (std::fabs(reference) + core);
         const double error = std::fabs(p.o[(head * n + i) * d + column] - reference);
         result.max_error = std::max(result.max_error, error);
