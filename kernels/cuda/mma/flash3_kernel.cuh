@@ -153,7 +153,8 @@ struct Flash3Traits {
   // is 6-15% faster there than none, every 3rd or 2nd slower than none; at fp8 d = 256 and 16-bit d = 64 every
   // share tried was slower than none. 2026-11-27, against every 4th, three rounds a call: every 6th 0-4% faster at
   // all six shapes in each of two calls (geometric mean +1.6%, +1.7%), every 12th 1-4% (one call), every 16th −2% to
-  // +5%, every 8th and 5th up to 10% slower at five of six, every 3rd 8-14% slower.
+  // +5%, every 8th and 5th up to 10% slower at five of six, every 3rd 8-14% slower. With ℓ on the tensor cores (the
+  // same day, later): every 4th and 5th 1-3% slower, every 8th and 12th no better.
   static constexpr int kPolynomialEvery = kFp8 && kD == 128 ? 6 : 0;
   // The softmax's row maxima and sums as kSoftmaxChains independent chains joined at the end, instead of one chain
   // of dependent instructions per row. H200, 2026-11-26 (kernels/README.md): four are 3-13% faster at 16-bit
@@ -173,7 +174,8 @@ struct Flash3Traits {
   // stall samples at d = 128). H200, 2026-11-26 (kernels/README.md), against the build with only the last V issued
   // early, best of two rounds: two 16-bit consumers +4% and +12% causal at d = 64, N = 1024, +1% and +2% on average
   // at d = 128 and 256 (−6% to +9% by shape); three consumers (d = 64 from N = 2048) 5% slower on average, fp8
-  // d = 128 7% and fp8 d = 256 4%: the plain wait there (why is not measured).
+  // d = 128 7% and fp8 d = 256 4%: the plain wait there (why is not measured; with ℓ on the tensor cores, 2026-11-27,
+  // fp8 d = 128 was again 2-8% slower with it).
   static constexpr bool kWaitAfterSoftmax = !kFp8 && kConsumers == 2;
   // The running maximum kept until some row of the warp grows past it by more than kRescaleThreshold (log2 units of
   // the scaled score; FlashAttention-4's conditional rescaling): P̃ ≤ 2^kRescaleThreshold then, and a tile that does
