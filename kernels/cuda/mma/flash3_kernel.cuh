@@ -166,7 +166,8 @@ struct Flash3Traits {
   // convergence barriers an element on every tile that crosses the diagonal. H200, 2026-11-26 (kernels/README.md),
   // with Q_i double-buffered: 16-bit d = 64 causal +4% at N = 4096 and within ±2% elsewhere; at d = 128 −4% causal at
   // N = 1024, +2% at 4096; at d = 256 and in fp8 the select form spills or slows the unmasked tiles too (fp8 d = 128
-  // −5% to −12% where no tile is masked): the branching form there, but for causal fp8 d = 128 (kFlagSelectMask).
+  // −5% to −12% where no tile is masked; 1-2% on 2026-11-27, with ℓ on the tensor cores): the branching form there,
+  // but for causal fp8 d = 128 (kFlagSelectMask).
   static constexpr bool kBranchFreeMask = !kFp8 && kD == 64;
   // The overlapped loop's wait for P̃_{j−1} V_{j−1} kept after the softmax of tile j (WgmmaWaitAfter). Written as a
   // plain wait, ptxas placed it at the softmax's first instructions, so that the softmax ran after the product
@@ -513,8 +514,8 @@ __device__ __forceinline__ void Rescale(float (&o)[kCount], const float (&alpha)
 
 // ℓ on the tensor cores (Traits::kRowSumOnTensorCores): the landed product's ℓ columns (one K/V tile's, at the
 // current maximum once O is rescaled) added into ℓ in fp32, and restarted at 0. Accumulated across tiles in the
-// product instead, ℓ came out up to a third short at N = 16384: the fp8 tensor cores keep about 14 bits while they
-// add (flash3_fp8.cu), and ℓ, a sum of positive terms, grows far past each tile's addend.
+// product instead, ℓ came out short (O's relative error 0.33 at N = 16384): the fp8 tensor cores keep about 14 bits
+// while they add (flash3_fp8.cu), and ℓ, a sum of positive terms, grows far past each tile's addend.
 template <typename Traits>
 __device__ __forceinline__ void TakeRowSums(float (&o)[Traits::kOAcc], float (&row_sum)[2]) {
   if constexpr (Traits::kRowSumOnTensorCores) {
@@ -532,7 +533,7 @@ __device__ __forceinline__ void TakeRowSums(float (&o)[Traits::kOAcc], float (&r
 // operands. Issued, not waited for. A k-step's descriptor is the tile's advanced by one addition (DescriptorAdvance)
 // instead of built from its address (a mask, shifts and ors each). H200 (kernels/README.md): d = 64 +2-8%, d = 256
 // +1-11% at most shapes, d = 128 within ±4% (2026-11-26); fp8 d = 128 +1-3% at all six shapes (2026-11-27, with ℓ
-// on the tensor cores; without it 5-10% slower the day before, when it was built per k-step there).
+// on the tensor cores; without it slower at five of six shapes, 3-10%, when it was built per k-step there).
 template <typename Traits>
 __device__ __forceinline__ void IssueScores(float (&s)[Traits::kBc / 2], std::uint32_t q_consumer,
                                             std::uint32_t k_stage) {
