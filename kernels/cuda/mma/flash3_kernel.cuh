@@ -94,9 +94,9 @@ struct Flash3Traits {
   static constexpr int kRowBytes = kD * kElementBytes;     // one row of Q_i or K_j
   static constexpr int kColumnBlocks = kRowBytes / 128;    // 128-byte swizzle blocks per row: 1, 2 or 4
   static constexpr int kBoxColumns = 128 / kElementBytes;  // elements per TMA box row (= swizzle block)
-  // K/V ring depth: 16-bit d = 64 fits three (16 KB Q + 3 × 32 KB + 16 KB O; 2 × 24 + 96 + 24 KB with three
-  // consumers and two Q buffers), d = 128 and 256 two; fp8 d = 128 four (16 KB Q + 4 × 32 KB + 32 KB O), fp8
-  // d = 256 two (32 KB Q + 2 × 64 KB + 64 KB O).
+  // K/V ring depth: 16-bit d = 64 fits three (16 KB Q + 3 × 32 KB + 16 KB O; 2 × 24 + 96 + 48 (ℓ's ones) + 24 KB
+  // with three consumers and two Q buffers), d = 128 and 256 two; fp8 d = 128 four (16 KB Q + 4 × 32 KB + 4 KB of
+  // ones + 32 KB O), fp8 d = 256 two (32 KB Q + 2 × 64 KB + 64 KB O).
   static constexpr int kStages = kFp8 ? (kD == 128 ? 4 : 2) : kD == 64 ? 3 : 2;
   // O's own staging tile (16-byte stores) does not fit beside 16-bit d = 256's Q_i and K/V stages: there O stages
   // in Q_i's buffer on the grid of one block per Q tile (kFlagStageOInQ) and leaves from the accumulators on the
@@ -110,14 +110,17 @@ struct Flash3Traits {
   static constexpr int kConsumerRegisters = kConsumers == 2 ? 240 : 160;
   static constexpr int kQBytes = kBr * kRowBytes;
   static constexpr int kTileBytes = kBc * kRowBytes;  // one K_j or V_j tile (fp8: V_jᵀ, d rows × B_c keys)
-  // ℓ on the tensor cores (fp8 d = 128): P̃V runs as m64n(d + 8) with 8 more rows of Vᵀ that are all ones, so O's
-  // accumulators d/2 … d/2 + 3 hold ℓ of the thread's two rows, summed over P̃ as rounded to e4m3 and rescaled with
-  // O, instead of the softmax adding the B_c values a thread holds a tile (a quarter of a row each, joined by two
-  // shuffles at the end). The ones are one 1 KB block (8 rows × 128 keys) after each V stage, where the
-  // descriptor's 1024-byte row-group stride puts rows d … d + 7; written once at the start, never by a copy. Only
-  // where the product is m64n128: at d = 256 n would pass wgmma's 256.
-  static constexpr bool kRowSumOnTensorCores = kFp8 && kD == 128;
-  static constexpr int kOnesBytes = kRowSumOnTensorCores ? 8 * 128 : 0;
+  // ℓ on the tensor cores: P̃V runs as m64n(d + 8) with 8 more columns of V that are all ones, so O's accumulators
+  // d/2 … d/2 + 3 hold ℓ of the thread's two rows, summed over P̃ as rounded for the product and rescaled with O,
+  // instead of the softmax adding the B_c values a thread holds a tile (a quarter of a row each, joined by two
+  // shuffles at the end). The ones sit after each V stage, where the descriptor puts columns d … d + 7, written once
+  // at the start, never by a copy: fp8's Vᵀ is K-major, so one 1 KB block (8 rows × 128 keys, the 1024-byte row-group
+  // stride); 16-bit V is N-major, so a whole 64-column swizzle block (B_c rows × 128 bytes, the leading byte offset).
+  // Where it pays (H200, 2026-11-27, kernels/README.md): fp8 d = 128 +2-3% at all six shapes; 16-bit d = 64 with three
+  // consumers (B_r = 192) +2-4% but 2-3% slower without the mask at N = 16384; with two consumers causal d = 64
+  // N = 1024 8-9% slower, d = 128 −2% to +1%. d = 256 cannot: n would pass wgmma's 256.
+  static constexpr bool kRowSumOnTensorCores = (kFp8 && kD == 128) || kConsumers == 3;
+  static constexpr int kOnesBytes = !kRowSumOnTensorCores ? 0 : kFp8 ? 8 * 128 : kBc * 128;
   static constexpr int kVStageBytes = kTileBytes + kOnesBytes;
   static constexpr int kOAcc = (kD + (kRowSumOnTensorCores ? 8 : 0)) / 2;  // O's accumulators a consumer thread holds
   static constexpr int kQBlockBytes = kBr * 128;      // one 128-byte column block of Q_i
@@ -611,11 +614,20 @@ __global__ void __launch_bounds__(Flash3TraitsOf<T, kD, kFlags>::kThreads, 1)
   if constexpr (Traits::kRowSumOnTensorCores) {
     // The ones after each V stage (e4m3 1.0 = 0x38), 16 bytes a thread, made visible to wgmma (the async proxy).
     constexpr int kChunks = kStages * Traits::kOnesBytes / 16;
-    static_assert(kChunks <= Traits::kThreads, "one store a thread");
-    if (threadIdx.x < kChunks) {
-      const int stage = threadIdx.x / (Traits::kOnesBytes / 16), chunk = threadIdx.x % (Traits::kOnesBytes / 16);
-      const std::uint32_t address = smem.V(stage) + Traits::kTileBytes + 16 * chunk;
-      asm volatile("st.shared.v4.b32 [%0], {%1, %1, %1, %1};\n" ::"r"(address), "r"(0x38383838u));
+    constexpr std::uint32_t kOnes = Traits::kFp8 ? 0x38383838u : std::is_same_v<T, __half> ? 0x3C003C00u : 0x3F803F80u;
+    if constexpr (kChunks <= Traits::kThreads) {  // fp8: 1 KB a stage, one store a thread
+      if (threadIdx.x < kChunks) {
+        const int stage = threadIdx.x / (Traits::kOnesBytes / 16), chunk = threadIdx.x % (Traits::kOnesBytes / 16);
+        const std::uint32_t address = smem.V(stage) + Traits::kTileBytes + 16 * chunk;
+        asm volatile("st.shared.v4.b32 [%0], {%1, %1, %1, %1};\n" ::"r"(address), "r"(kOnes));
+        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+      }
+    } else {  // 16 bits: a whole 16 KB swizzle block a stage
+      for (int index = threadIdx.x; index < kChunks; index += Traits::kThreads) {
+        const int stage = index / (Traits::kOnesBytes / 16), chunk = index % (Traits::kOnesBytes / 16);
+        const std::uint32_t address = smem.V(stage) + Traits::kTileBytes + 16 * chunk;
+        asm volatile("st.shared.v4.b32 [%0], {%1, %1, %1, %1};\n" ::"r"(address), "r"(kOnes));
+      }
       asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
     }
   }
