@@ -55,8 +55,8 @@ enum Flash3Flag : unsigned {
   // softmax runs while the other's products keep the tensor cores busy.
   kFlagPingPong = 1u << 3,
   // Three consumer warpgroups (B_r = 192) instead of two (16-bit d = 64 only, whose S, P̃ and O fit 160 registers;
-  // FlashAttention-3's choice there): each K_j/V_j tile serves 192 rows. The host takes it from N = 2048
-  // (flash3_wgmma.cu).
+  // FlashAttention-3's choice there): each K_j/V_j tile serves 192 rows. The host takes it from N = 2048, and
+  // without the mask from N = 1024 (flash3_wgmma.cu).
   kFlagThreeConsumers = 1u << 4,
   // With kFlagStagedStore: O's staging tile is Q_i's buffer (16-bit d = 256, whose shared memory has no room for a
   // tile of its own; both are B_r rows in 128-byte column blocks). Only on the grid of one block per work tile,
@@ -192,6 +192,7 @@ struct Flash3Traits {
   // whenever the maximum moves.
   static constexpr float kRescaleThreshold = !kFp8 && kD == 256 ? 8.0f : 0.0f;
   static_assert(kSharedBytes <= 227 * 1024, "fits one block per multiprocessor");
+  static_assert(!(kWaitAfterSoftmax && kRowSumOnTensorCores), "the late wait is placed after ℓ's sums");
   static_assert(kBc % kKStep == 0 && kBc % 8 == 0, "whole k-steps of P̃V");
   static_assert(!kFp8 || kBc == 128, "fp8 Vᵀ tiles are one 128-byte swizzle block of keys");
 };
@@ -550,7 +551,7 @@ __device__ __forceinline__ void IssueScores(float (&s)[Traits::kBc / 2], std::ui
     Wgmma<T, Traits::kBc>::SS(s, DescriptorAdvance(a_tile, a_offset), DescriptorAdvance(b_tile, b_offset), ks > 0);
   }
 }
-// O += P̃ V_j: B_c / k-step wgmma of m64n{d}. 16 bits: V_j N-major (d contiguous; a k-step is 16 keys · 128
+// O += P̃ V_j: B_c / k-step wgmma of m64n{d}, or m64n{d + 8} with ℓ's columns (Traits). 16 bits: V_j N-major (d contiguous; a k-step is 16 keys · 128
 // bytes further, the leading byte offset is one 64-column block). fp8: V_jᵀ K-major (keys contiguous, d rows;
 // a k-step is 32 bytes further within the row, as for K_j in S). Issued, not waited for.
 template <typename Traits>
@@ -612,7 +613,8 @@ __global__ void __launch_bounds__(Flash3TraitsOf<T, kD, kFlags>::kThreads, 1)
     asm volatile("fence.mbarrier_init.release.cluster;\nfence.proxy.async.shared::cta;\n" ::: "memory");
   }
   if constexpr (Traits::kRowSumOnTensorCores) {
-    // The ones after each V stage (e4m3 1.0 = 0x38), 16 bytes a thread, made visible to wgmma (the async proxy).
+    // The ones after each V stage (1.0: e4m3 0x38, fp16 0x3C00, bf16 0x3F80) in 16-byte stores, made visible to
+    // wgmma (the async proxy).
     constexpr int kChunks = kStages * Traits::kOnesBytes / 16;
     constexpr std::uint32_t kOnes = Traits::kFp8 ? 0x38383838u : std::is_same_v<T, __half> ? 0x3C003C00u : 0x3F803F80u;
     if constexpr (kChunks <= Traits::kThreads) {  // fp8: 1 KB a stage, one store a thread

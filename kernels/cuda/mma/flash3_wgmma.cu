@@ -12,7 +12,8 @@
 // What it changes versus flash2_mma (mma.sync, ldmatrix, cp.async issued by every thread):
 //   1. wgmma.mma_async: one warpgroup (4 warps, 128 threads) multiplies a 64-row slice of Q_i by a whole K_j
 //      tile in one asynchronous instruction stream reading both operands from shared memory (S = Q K_jᵀ,
-//      m64n128k16, d/16 of them); P̃ V_j takes P̃ from registers as the A operand (m64n{d}k16, B_c/16 of them).
+//      m64n128k16, d/16 of them); P̃ V_j takes P̃ from registers as the A operand (m64n{d}k16, B_c/16 of them;
+//      m64n{d + 8} where 8 columns of ones sum ℓ on the tensor cores, flash3_kernel.cuh).
 //      The S accumulators of a warp have the m16n8 layout of mma.sync, so P̃ is repacked in place as before.
 //   2. TMA: one thread copies a whole 128 × 64 box of Q, K or V per instruction through a tensor map (a
 //      __grid_constant__ kernel parameter), with the 128-byte swizzle wgmma reads without bank conflicts, rows
@@ -20,7 +21,8 @@
 //   3. Warp specialization: warpgroup 0 only issues copies (setmaxnreg: 24 registers), warpgroups 1 and 2 only
 //      compute (240 registers each), each owning 64 rows of the B_r = 128 rows; K/V go through a ring of
 //      stages (full/empty mbarriers), so copies run ahead of the math by up to kStages tiles. At d = 64 from
-//      N = 2048 three consumer warpgroups (160 registers each) own B_r = 192 rows, and Q_i has two buffers.
+//      N = 2048 (without the mask from 1024) three consumer warpgroups (160 registers each) own B_r = 192 rows,
+//      and Q_i has two buffers.
 //   4. Intra-warpgroup overlap (FlashAttention-3's Algorithm 2): S_j and P̃_{j−1} V_{j−1} are issued together,
 //      S_j alone is waited for, and its softmax runs while the tensor cores finish P̃_{j−1} V_{j−1} (with two
 //      16-bit consumers; with three and in fp8 ptxas waits for the product before the softmax, which measured
