@@ -63,8 +63,8 @@ enum Flash3Flag : unsigned {
   // where no next tile's Q is loaded into it (the host's choice); a consumer writes only its own 64 rows, which only
   // its own S GEMMs read, and those have completed by its epilogue.
   kFlagStageOInQ = 1u << 5,
-  // The mask as one compare and select an element (as Traits::kBranchFreeMask) where the traits branch around each
-  // element instead (the host sets it, no options bit: flash3_fp8 d = 128, causal). H200, 2026-11-27
+  // The mask as one compare and select an element (Traits::kBranchFreeMask) where the element type and d alone would
+  // branch around each element (the host sets it, no options bit: flash3_fp8 d = 128, causal). H200, 2026-11-27
   // (kernels/README.md), against the branching form: fp8 d = 128 causal +8% at N = 1024, +6% at 4096, +1% at 16384;
   // without the mask, where only N's last tile is masked, 1-2% slower at N = 4096 and 16384, so only causal.
   kFlagSelectMask = 1u << 6,
@@ -75,7 +75,7 @@ enum Flash3Flag : unsigned {
 template <typename T>
 inline constexpr bool kIsFp8 = std::is_same_v<T, __nv_fp8_e4m3>;
 
-template <typename T, int kD, int kConsumerCount = 2>
+template <typename T, int kD, int kConsumerCount = 2, bool kSelectMask = false>
 struct Flash3Traits {
   using Element = T;
   static constexpr int kHeadDim = kD;
@@ -171,7 +171,7 @@ struct Flash3Traits {
   // N = 1024, +2% at 4096; at d = 256 and in fp8 the select form spills or slows the unmasked tiles too (fp8 d = 128
   // −5% to −12% where no tile is masked; 1-2% on 2026-11-27, with ℓ on the tensor cores): the branching form there,
   // but for causal fp8 d = 128 (kFlagSelectMask).
-  static constexpr bool kBranchFreeMask = !kFp8 && kD == 64;
+  static constexpr bool kBranchFreeMask = (!kFp8 && kD == 64) || kSelectMask;
   // The overlapped loop's wait for P̃_{j−1} V_{j−1} kept after the softmax of tile j (WgmmaWaitAfter). Written as a
   // plain wait, ptxas placed it at the softmax's first instructions, so that the softmax ran after the product
   // instead of beside it (source-level Nsight Compute: the wait right after the first FMNMX, 7.8% of the warps'
@@ -361,7 +361,7 @@ __device__ __forceinline__ float Exp2Polynomial(float x) {
 // A consumer warp's rows g and g+8 (of its 16) in one tile: masking, the online-softmax statistics, and P̃ in
 // place of S (as floats), scaled by 2^Traits::kPExponent. Returns whether O_i must be multiplied by α (the two rows'
 // factors, set only then), the same for the whole warp.
-template <typename Traits, bool kSelectMask, int kSAcc>
+template <typename Traits, int kSAcc>
 __device__ __forceinline__ bool SoftmaxTile(float (&s)[kSAcc], float (&row_max)[2], float (&row_sum)[2],
                                             float (&alpha)[2], int kv_col0, int row_a, int warp_row0, int quad,
                                             float scale_log2, const Flash3Params& params) {
@@ -371,7 +371,7 @@ __device__ __forceinline__ bool SoftmaxTile(float (&s)[kSAcc], float (&row_max)[
   const bool crosses_n = kv_col0 + kBc > n;
   const bool crosses_diagonal = params.causal && kv_col0 + kBc - 1 > warp_row0;
   if (crosses_n || crosses_diagonal) {
-    if constexpr (Traits::kBranchFreeMask || kSelectMask) {
+    if constexpr (Traits::kBranchFreeMask) {
       // Key kv_col0 + 2·quad + k (k = 8t + e, a constant of the unrolled loop) is masked for a row when k exceeds
       // the row's limit: its last key (causal) or N − 1, less kv_col0 + 2·quad. One compare and one select an element.
       const int first = kv_col0 + 2 * quad;
@@ -551,9 +551,10 @@ __device__ __forceinline__ void IssueScores(float (&s)[Traits::kBc / 2], std::ui
     Wgmma<T, Traits::kBc>::SS(s, DescriptorAdvance(a_tile, a_offset), DescriptorAdvance(b_tile, b_offset), ks > 0);
   }
 }
-// O += P̃ V_j: B_c / k-step wgmma of m64n{d}, or m64n{d + 8} with ℓ's columns (Traits). 16 bits: V_j N-major (d contiguous; a k-step is 16 keys · 128
-// bytes further, the leading byte offset is one 64-column block). fp8: V_jᵀ K-major (keys contiguous, d rows;
-// a k-step is 32 bytes further within the row, as for K_j in S). Issued, not waited for.
+// O += P̃ V_j: B_c / k-step wgmma of m64n{d}, or m64n{d + 8} with ℓ's columns (Traits). 16 bits: V_j N-major
+// (d contiguous; a k-step is 16 keys · 128 bytes further, the leading byte offset is one 64-column block). fp8: V_jᵀ
+// K-major (keys contiguous, d rows; a k-step is 32 bytes further within the row, as for K_j in S). Issued, not
+// waited for.
 template <typename Traits>
 __device__ __forceinline__ void IssueOutput(float (&o)[Traits::kOAcc],
                                             const std::uint32_t (&p)[Traits::kPSteps][4], std::uint32_t v_stage) {
@@ -572,9 +573,10 @@ __device__ __forceinline__ void IssueOutput(float (&o)[Traits::kOAcc],
 // producer, warpgroups 1 and 2 the consumers: consumer c owns rows 64c..64c+63 of Q_i, its warp w rows 16w.. of
 // those, and a lane rows g and g+8 of its warp's 16. Both sides walk the same work tiles and K/V tiles; the K/V
 // ring position `it` counts tiles over the block's whole life.
-// The traits of the kernel with these flags (kFlagThreeConsumers picks the consumer count).
+// The traits of the kernel with these flags (kFlagThreeConsumers picks the consumer count, kFlagSelectMask the mask).
 template <typename T, int kD, unsigned kFlags>
-using Flash3TraitsOf = Flash3Traits<T, kD, (kFlags & kFlagThreeConsumers) ? 3 : 2>;
+using Flash3TraitsOf =
+    Flash3Traits<T, kD, (kFlags & kFlagThreeConsumers) ? 3 : 2, (kFlags & kFlagSelectMask) != 0>;
 
 template <typename T, int kD, unsigned kFlags>
 __global__ void __launch_bounds__(Flash3TraitsOf<T, kD, kFlags>::kThreads, 1)
@@ -588,7 +590,6 @@ __global__ void __launch_bounds__(Flash3TraitsOf<T, kD, kFlags>::kThreads, 1)
   constexpr bool kStagedStore = (kFlags & kFlagStagedStore) != 0;
   constexpr bool kPingPong = (kFlags & kFlagPingPong) != 0;
   constexpr bool kStageOInQ = (kFlags & kFlagStageOInQ) != 0;
-  constexpr bool kSelectMask = (kFlags & kFlagSelectMask) != 0;
   static_assert(!kStageOInQ || kStagedStore, "a staging place only for the staged store");
   static_assert(!kStagedStore || Traits::kCanStageO || kStageOInQ, "no room for the O staging tile");
   static_assert(!kStageOInQ || Traits::kOBlockBytes == Traits::kQBlockBytes, "Q_i's column blocks hold O's");
@@ -617,6 +618,9 @@ __global__ void __launch_bounds__(Flash3TraitsOf<T, kD, kFlags>::kThreads, 1)
     // wgmma (the async proxy).
     constexpr int kChunks = kStages * Traits::kOnesBytes / 16;
     constexpr std::uint32_t kOnes = Traits::kFp8 ? 0x38383838u : std::is_same_v<T, __half> ? 0x3C003C00u : 0x3F803F80u;
+    // Two forms of one fill: fp8's as it was timed and tested. One loop for both changes fp8's and 16-bit's code,
+    // and a loop for fp8 measured 1-3% slower at N ≥ 4096 (docs/results/2026-11-27-h200-fp8-row-sum/experiments/,
+    // 10-cubins.txt).
     if constexpr (kChunks <= Traits::kThreads) {  // fp8: 1 KB a stage, one store a thread
       if (threadIdx.x < kChunks) {
         const int stage = threadIdx.x / (Traits::kOnesBytes / 16), chunk = threadIdx.x % (Traits::kOnesBytes / 16);
@@ -708,7 +712,7 @@ __global__ void __launch_bounds__(Flash3TraitsOf<T, kD, kFlags>::kThreads, 1)
           release(smem.KEmpty(slot.stage));
           if (tile.kv_tiles == 1) release(smem.QEmpty(q_buffer));
           // O_i is 0: no rescale.
-          SoftmaxTile<Traits, kSelectMask>(s, row_max, row_sum, alpha, 0, row_a, warp_row0, quad, scale_log2, params);
+          SoftmaxTile<Traits>(s, row_max, row_sum, alpha, 0, row_a, warp_row0, quad, scale_log2, params);
           PackP<T>(s, p);
         }
         // Tile j ≥ 1: issue S_j and P̃_{j−1} V_{j−1}; wait for S_j only, run its softmax while the tensor cores
@@ -733,7 +737,7 @@ __global__ void __launch_bounds__(Flash3TraitsOf<T, kD, kFlags>::kThreads, 1)
           PinRegisters(s);
           release(smem.KEmpty(slot.stage));
           if (j + 1 == tile.kv_tiles) release(smem.QEmpty(q_buffer));
-          const bool rescale = SoftmaxTile<Traits, kSelectMask>(s, row_max, row_sum, alpha, j * kBc, row_a, warp_row0,
+          const bool rescale = SoftmaxTile<Traits>(s, row_max, row_sum, alpha, j * kBc, row_a, warp_row0,
                                                                 quad, scale_log2, params);
           if constexpr (Traits::kWaitAfterSoftmax)
             WgmmaWaitAfter<0>(__float_as_uint(row_sum[0]) | __float_as_uint(row_sum[1]));
@@ -770,7 +774,7 @@ __global__ void __launch_bounds__(Flash3TraitsOf<T, kD, kFlags>::kThreads, 1)
           PinRegisters(s);
           release(smem.KEmpty(slot.stage));
           if (j + 1 == tile.kv_tiles) release(smem.QEmpty(q_buffer));
-          if (SoftmaxTile<Traits, kSelectMask>(s, row_max, row_sum, alpha, j * kBc, row_a, warp_row0, quad, scale_log2,
+          if (SoftmaxTile<Traits>(s, row_max, row_sum, alpha, j * kBc, row_a, warp_row0, quad, scale_log2,
                                                params))
             Rescale(o_acc, alpha);
           PackP<T>(s, p);
