@@ -64,9 +64,10 @@ enum Flash3Flag : unsigned {
   // its own S GEMMs read, and those have completed by its epilogue.
   kFlagStageOInQ = 1u << 5,
   // The mask as one compare and select an element (Traits::kBranchFreeMask) where the element type and d alone would
-  // branch around each element (the host sets it, no options bit: flash3_fp8 d = 128, causal). H200, 2026-11-27
-  // (kernels/README.md), against the branching form: fp8 d = 128 causal +8% at N = 1024, +6% at 4096, +1% at 16384;
-  // without the mask, where only N's last tile is masked, 1-2% slower at N = 4096 and 16384, so only causal.
+  // branch around each element (the host sets it, no options bit: causal d = 128, flash3_fp8 and flash3_wgmma). H200,
+  // 2026-11-27 (kernels/README.md), against the branching form: fp8 d = 128 causal +8% at N = 1024, +6% at 4096, +1%
+  // at 16384; without the mask, where only N's last tile is masked, 1-2% slower at N = 4096 and 16384, so only causal;
+  // 16-bit d = 128 causal +10-14% at N = 1024, +3% at 4096, +2% at 16384.
   kFlagSelectMask = 1u << 6,
 };
 
@@ -170,7 +171,7 @@ struct Flash3Traits {
   // with Q_i double-buffered: 16-bit d = 64 causal +4% at N = 4096 and within ±2% elsewhere; at d = 128 −4% causal at
   // N = 1024, +2% at 4096; at d = 256 and in fp8 the select form spills or slows the unmasked tiles too (fp8 d = 128
   // −5% to −12% where no tile is masked; 1-2% on 2026-11-27, with ℓ on the tensor cores): the branching form there,
-  // but for causal fp8 d = 128 (kFlagSelectMask).
+  // but for causal d = 128 (kFlagSelectMask; at 16-bit d = 256 the select form spills).
   static constexpr bool kBranchFreeMask = (!kFp8 && kD == 64) || kSelectMask;
   // The overlapped loop's wait for P̃_{j−1} V_{j−1} kept after the softmax of tile j (WgmmaWaitAfter). Written as a
   // plain wait, ptxas placed it at the softmax's first instructions, so that the softmax ran after the product

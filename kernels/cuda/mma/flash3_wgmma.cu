@@ -161,8 +161,8 @@ std::optional<std::string> DeviceNotHopper() {
   return reason;
 }
 
-// The kernel for these options on top of kBase (the consumer count): each compile-time options bit flips one
-// flag of the default kernel (overlap on, staged store on).
+// The kernel for these options on top of kBase (the consumer count, the causal select mask): each compile-time
+// options bit flips one flag of the default kernel (overlap on, staged store on).
 template <typename T, int kD, unsigned kBase>
 cudaError_t LaunchWithFlags(const AttentionArgs& args, const CUtensorMap& q_map, const CUtensorMap& k_map,
                             const CUtensorMap& v_map, bool persistent, int multiprocessors) {
@@ -303,6 +303,14 @@ cudaError_t LaunchFlash3Wgmma(const AttentionArgs& args) {
       if (three_consumers)
         return LaunchWithFlags<T, kD, wgmma_detail::kFlagThreeConsumers>(args, q_map, k_map, v_map, persistent,
                                                                           multiprocessors);
+    }
+    // Causal d = 128 masks with selects (d = 64 always does; d = 256 would spill, 68 bytes, and measured 1-12%
+    // slower). H200, 2026-11-27, against the branching form, three rounds in one call: +10% and +14% at N = 1024
+    // (fp16, bf16), +3% at 4096, +2% at 16384 (docs/results/2026-11-27-h200-select-mask/).
+    if constexpr (kD == 128) {
+      if (args.shape.causal)
+        return LaunchWithFlags<T, kD, wgmma_detail::kFlagSelectMask>(args, q_map, k_map, v_map, persistent,
+                                                                     multiprocessors);
     }
     return LaunchWithFlags<T, kD, 0>(args, q_map, k_map, v_map, persistent, multiprocessors);
   };
