@@ -205,12 +205,16 @@ cudaError_t LaunchWithFlags(const AttentionArgs& args, const CUtensorMap& q_map,
     }
   }
   // Causal on the persistent grid: longest tiles first (the default kernel only; the ablation bits keep the
-  // head-major order they were measured with). H200, docs/results/2026-11-25-h200-flash3-arrive run4.
-  if (args.shape.causal && persistent && flags == kDefault)
-    return ping_pong ? LaunchFlash3Kernel<T, kD, kDefault | kFlagLongestFirst | kPingPong>(
-                           args.stream, q_map, k_map, v_map, params, true, multiprocessors)
-                     : LaunchFlash3Kernel<T, kD, kDefault | kFlagLongestFirst>(args.stream, q_map, k_map, v_map,
-                                                                               params, true, multiprocessors);
+  // head-major order they were measured with). H200, docs/results/2026-11-25-h200-flash3-arrive run4. (Causal d = 128
+  // comes with the select mask in kBase: without it, d = 128 is never causal here, and these kernels not built.)
+  constexpr bool kMayBeCausal = kD != 128 || (kBase & wgmma_detail::kFlagSelectMask) != 0;
+  if constexpr (kMayBeCausal) {
+    if (args.shape.causal && persistent && flags == kDefault)
+      return ping_pong ? LaunchFlash3Kernel<T, kD, kDefault | kFlagLongestFirst | kPingPong>(
+                             args.stream, q_map, k_map, v_map, params, true, multiprocessors)
+                       : LaunchFlash3Kernel<T, kD, kDefault | kFlagLongestFirst>(args.stream, q_map, k_map, v_map,
+                                                                                 params, true, multiprocessors);
+  }
   if (ping_pong)
     return LaunchFlash3Kernel<T, kD, kDefault | kPingPong>(args.stream, q_map, k_map, v_map, params, persistent,
                                                            multiprocessors);
