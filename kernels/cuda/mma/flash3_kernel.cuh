@@ -739,8 +739,8 @@ __global__ void __launch_bounds__(Flash3TraitsOf<T, kD, kFlags>::kThreads, 1)
           PinRegisters(s);
           release(smem.KEmpty(slot.stage));
           if (j + 1 == tile.kv_tiles) release(smem.QEmpty(q_buffer));
-          const bool rescale = SoftmaxTile<Traits>(s, row_max, row_sum, alpha, j * kBc, row_a, warp_row0,
-                                                                quad, scale_log2, params);
+          const bool rescale =
+              SoftmaxTile<Traits>(s, row_max, row_sum, alpha, j * kBc, row_a, warp_row0, quad, scale_log2, params);
           if constexpr (Traits::kWaitAfterSoftmax)
             WgmmaWaitAfter<0>(__float_as_uint(row_sum[0]) | __float_as_uint(row_sum[1]));
           else
@@ -776,8 +776,7 @@ __global__ void __launch_bounds__(Flash3TraitsOf<T, kD, kFlags>::kThreads, 1)
           PinRegisters(s);
           release(smem.KEmpty(slot.stage));
           if (j + 1 == tile.kv_tiles) release(smem.QEmpty(q_buffer));
-          if (SoftmaxTile<Traits>(s, row_max, row_sum, alpha, j * kBc, row_a, warp_row0, quad, scale_log2,
-                                               params))
+          if (SoftmaxTile<Traits>(s, row_max, row_sum, alpha, j * kBc, row_a, warp_row0, quad, scale_log2, params))
             Rescale(o_acc, alpha);
           PackP<T>(s, p);
           BarrierWait(smem.VFull(slot.stage), slot.parity);

@@ -205,8 +205,8 @@ cudaError_t LaunchWithFlags(const AttentionArgs& args, const CUtensorMap& q_map,
     }
   }
   // Causal on the persistent grid: longest tiles first (the default kernel only; the ablation bits keep the
-  // head-major order they were measured with). H200, docs/results/2026-11-25-h200-flash3-arrive run4. (Causal d = 128
-  // comes with the select mask in kBase: without it, d = 128 is never causal here, and these kernels not built.)
+  // head-major order they were measured with). H200, docs/results/2026-11-25-h200-flash3-arrive run4. Causal d = 128
+  // always comes with the select mask in kBase, so without it these kernels are never launched and not built.
   constexpr bool kMayBeCausal = kD != 128 || (kBase & wgmma_detail::kFlagSelectMask) != 0;
   if constexpr (kMayBeCausal) {
     if (args.shape.causal && persistent && flags == kDefault)
