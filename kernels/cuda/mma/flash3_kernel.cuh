@@ -171,8 +171,7 @@ struct Flash3Traits {
   // with Q_i double-buffered: 16-bit d = 64 causal +4% at N = 4096 and within ±2% elsewhere; at d = 128 −4% causal at
   // N = 1024, +2% at 4096; at d = 256 and in fp8 the select form spills or slows the unmasked tiles too (fp8 d = 128
   // −5% to −12% where no tile is masked; 1-2% on 2026-11-27, with ℓ on the tensor cores): the branching form there,
-  // but for causal d = 128 (kFlagSelectMask: on 2026-11-27, with the loop as it is now, +1-10% in fp8 and +2-14% in
-  // 16 bits; at 16-bit d = 256 the select form spills).
+  // but for causal d = 128 (kFlagSelectMask, whose comment has its figures; at 16-bit d = 256 the select form spills).
   static constexpr bool kBranchFreeMask = (!kFp8 && kD == 64) || kSelectMask;
   // The overlapped loop's wait for P̃_{j−1} V_{j−1} kept after the softmax of tile j (WgmmaWaitAfter). Written as a
   // plain wait, ptxas placed it at the softmax's first instructions, so that the softmax ran after the product
