@@ -152,18 +152,52 @@ __global__ void QuantizeVTransposedKernel(const __nv_bfloat16* v, int n, int key
 // [SECTION] 2. Host
 // ---------------------------------------------------------------------------------------------------------
 
+namespace {
+
+// The kernel's traits at d (partials' size, consumers).
+template <int kD>
+using Fp8Traits = wgmma_detail::Flash3Traits<__nv_fp8_e4m3, kD>;
+
+// The persistent grid's blocks and its split schedule for this shape: d = 128 without the mask, from 16 K/V tiles a
+// work tile (N > 1920). H200, 2026-11-27 (kernels/README.md), against whole passes: +1% at N = 4096 and 16384, 2%
+// slower at N = 1024, whose work tiles of 8 K/V tiles gain less from the cut than the second launch and the merges
+// cost. (At d = 256, whose O takes 128 of a consumer's registers, the merge made ptxas spill 104-176 bytes.)
+struct Fp8Grid {
+  int blocks = 0;
+  wgmma_detail::SplitSchedule split;
+};
+Fp8Grid PersistentGrid(const AttentionShape& shape, int multiprocessors) {
+  const long long q_tiles = (shape.n + 127) / 128, work_tiles = q_tiles * shape.Heads();
+  Fp8Grid grid;
+  if (multiprocessors <= 0 || work_tiles <= 0 || work_tiles > 0x7fffffffll) return grid;
+  grid.blocks = static_cast<int>(std::min<long long>(work_tiles, multiprocessors));
+  const int kv_tiles = (shape.n + Fp8Traits<128>::kBc - 1) / Fp8Traits<128>::kBc;
+  if (!shape.causal && shape.d == 128)
+    grid.split = wgmma_detail::MakeSplitSchedule(static_cast<int>(work_tiles), kv_tiles, grid.blocks, 16);
+  return grid;
+}
+
+}  // namespace
+
 Flash3Fp8Workspace Flash3Fp8WorkspaceLayout(const AttentionShape& shape) {
   const auto align = [](std::size_t bytes) { return (bytes + 255) / 256 * 256; };
   Flash3Fp8Workspace layout;
   layout.key_stride = (shape.n + 31) / 32 * 32;
   const std::size_t heads = static_cast<std::size_t>(shape.Heads());
   const std::size_t qk_bytes = align(heads * static_cast<std::size_t>(shape.n) * shape.d);
+  const Fp8Grid grid = PersistentGrid(shape, CurrentDeviceMultiprocessors());
+  layout.blocks = grid.split.split_tiles > 0 ? grid.blocks : 0;
+  constexpr int kConsumers = Fp8Traits<128>::kConsumers;
+  static_assert(Fp8Traits<256>::kConsumers == kConsumers);
+  const auto partials_bytes = static_cast<std::size_t>(wgmma_detail::PartialsBytes<Fp8Traits<128>>(layout.blocks));
   layout.amax = 0;
   layout.descale = 16;
-  layout.q = 256;
+  layout.arrivals = 256;
+  layout.q = layout.arrivals + align(static_cast<std::size_t>(layout.blocks) * kConsumers * sizeof(std::uint32_t));
   layout.k = layout.q + qk_bytes;
   layout.vt = layout.k + qk_bytes;
-  layout.bytes = layout.vt + align(heads * static_cast<std::size_t>(shape.d) * layout.key_stride);
+  layout.partials = layout.vt + align(heads * static_cast<std::size_t>(shape.d) * layout.key_stride);
+  layout.bytes = layout.partials + align(partials_bytes);
   return layout;
 }
 
@@ -215,16 +249,30 @@ cudaError_t LaunchForGrid(cudaStream_t stream, const CUtensorMap& q_map, const C
   using Fp8 = __nv_fp8_e4m3;
   constexpr unsigned kFlags = wgmma_detail::kFlagOverlapSoftmax | wgmma_detail::kFlagStagedStore |
                               (kCausal && kD == 128 ? unsigned{wgmma_detail::kFlagSelectMask} : 0u);
-  const auto launch = [&](auto kernel) {
-    return kernel(stream, q_map, k_map, v_map, params, persistent, multiprocessors);
+  const auto launch = [&](auto kernel, const wgmma_detail::Flash3Params& launch_params) {
+    return kernel(stream, q_map, k_map, v_map, launch_params, persistent, multiprocessors);
   };
   if constexpr (kCausal) {
     if (longest_first)
-      return ping_pong ? launch(LaunchFlash3Kernel<Fp8, kD, kFlags | kFlagLongestFirst | kFlagPingPong>)
-                       : launch(LaunchFlash3Kernel<Fp8, kD, kFlags | kFlagLongestFirst>);
+      return ping_pong ? launch(LaunchFlash3Kernel<Fp8, kD, kFlags | kFlagLongestFirst | kFlagPingPong>, params)
+                       : launch(LaunchFlash3Kernel<Fp8, kD, kFlags | kFlagLongestFirst>, params);
   }
-  return ping_pong ? launch(LaunchFlash3Kernel<Fp8, kD, kFlags | kFlagPingPong>)
-                   : launch(LaunchFlash3Kernel<Fp8, kD, kFlags>);
+  if constexpr (!kCausal && kD == 128) {
+    // The persistent grid's last passes cut by K/V tiles (params.split, flash3_schedule.h): the whole passes as a
+    // launch of the kernel without the cut, the last G + T mod G work tiles as a second launch that cuts them
+    // (kFlagSplitLastPasses). One kernel doing both ran 3-8% slower (H200, 2026-11-27, kernels/README.md): ptxas
+    // scheduled its loop differently, though the instructions were the same.
+    if (persistent && !ping_pong && params.split.split_tiles > 0) {
+      wgmma_detail::Flash3Params whole = params;
+      whole.work_tiles = params.split.whole_passes * std::min(params.work_tiles, multiprocessors);
+      if (whole.work_tiles > 0)
+        if (const cudaError_t error = launch(LaunchFlash3Kernel<Fp8, kD, kFlags>, whole); error != cudaSuccess)
+          return error;
+      return launch(LaunchFlash3Kernel<Fp8, kD, kFlags | wgmma_detail::kFlagSplitLastPasses>, params);
+    }
+  }
+  return ping_pong ? launch(LaunchFlash3Kernel<Fp8, kD, kFlags | kFlagPingPong>, params)
+                   : launch(LaunchFlash3Kernel<Fp8, kD, kFlags>, params);
 }
 
 }  // namespace
@@ -255,8 +303,8 @@ cudaError_t LaunchFlash3Fp8(const AttentionArgs& args) {
     const auto* q = static_cast<const __nv_bfloat16*>(args.q);
     const auto* k = static_cast<const __nv_bfloat16*>(args.k);
     const auto* v = static_cast<const __nv_bfloat16*>(args.v);
-    if (const cudaError_t error = cudaMemsetAsync(amax, 0, 3 * sizeof(std::uint32_t), args.stream);
-        error != cudaSuccess)
+    // The maxima and the cut work tiles' arrival counters (layout.arrivals … layout.q).
+    if (const cudaError_t error = cudaMemsetAsync(workspace, 0, layout.q, args.stream); error != cudaSuccess)
       return error;
     const int blocks = std::max(1, 4 * multiprocessors);
     fp8_detail::AbsMaxKernel<<<dim3(blocks, 3), 256, 0, args.stream>>>(q, k, v, elements, amax);
@@ -277,19 +325,25 @@ cudaError_t LaunchFlash3Fp8(const AttentionArgs& args) {
       !hopper_host::EncodeTensorMap3d(&v_map, kType, 1, vt8, layout.key_stride, d, batch_heads, d))
     return cudaErrorInvalidValue;
   const int q_tiles = (n + 127) / 128;
-  const Flash3Params params{args.o,
-                            descale,
-                            n,
-                            q_tiles,
-                            q_tiles * batch_heads,
-                            hopper_host::SectionHeads(batch_heads, (static_cast<long long>(n) + layout.key_stride) * d),
-                            args.shape.scale * 1.4426950408889634f,
-                            args.shape.causal ? 1 : 0};
+  Flash3Params params{args.o,
+                      descale,
+                      n,
+                      q_tiles,
+                      q_tiles * batch_heads,
+                      hopper_host::SectionHeads(batch_heads, (static_cast<long long>(n) + layout.key_stride) * d),
+                      args.shape.scale * 1.4426950408889634f,
+                      args.shape.causal ? 1 : 0};
   // The grid as flash3_wgmma's at d = 128 (flash3_wgmma.cu): persistent, except causal beyond N = 2048, where one
   // block per Q tile lets the hardware balance the uneven tiles; on the persistent causal grid, longest first.
   // H200, 2026-11-26, attention alone (kernels/README.md): causal persistent at d = 128 13% faster at N = 1024, 5%
   // and 12% slower at 4096 and 16384; at d = 256 5-9% faster at 1024, a tie at 4096, 2-3% slower at 16384.
   const bool persistent = (!args.shape.causal || n <= 2048) != ((args.options & kFlash3Fp8OtherGrid) != 0);
+  // The cut of the last passes, for the persistent grid the workspace was sized for.
+  const Fp8Grid grid = PersistentGrid(args.shape, multiprocessors);
+  if (persistent && grid.blocks != layout.blocks && grid.split.split_tiles > 0) return cudaErrorInvalidValue;
+  if (persistent) params.split = grid.split;
+  params.partials = reinterpret_cast<float*>(workspace + layout.partials);
+  params.arrivals = reinterpret_cast<unsigned*>(workspace + layout.arrivals);
   // Ping-pong at d = 256: the same day, 2-8% faster at four of the six shapes (within 3% at the other two); at
   // d = 128, where the exponentials set the pace, within ±3%, and not taken.
   const bool ping_pong = (d == 256) != ((args.options & kFlash3Fp8OtherSchedule) != 0);

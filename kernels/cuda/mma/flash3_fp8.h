@@ -32,15 +32,21 @@ inline constexpr unsigned kFlash3Fp8AllOptions =
 
 std::string Flash3Fp8OptionsName(unsigned options);
 
-// The workspace: the quantization's absolute maxima and dequantization factors, then the quantized tensors.
+// The workspace: the quantization's absolute maxima and dequantization factors, the arrival counters of the cut
+// work tiles, the quantized tensors, then the cut work tiles' partial results. Without the mask the persistent
+// grid's last passes are cut by K/V tiles (flash3_schedule.h); the quantizing launch zeroes the counters and every
+// launch leaves them 0, so a prequantized launch finds them so.
 struct Flash3Fp8Workspace {
-  std::size_t amax = 0;     // 3 × uint32: max |x| of Q, K, V as float bits
-  std::size_t descale = 0;  // 3 × float: max |x| / 448 of Q, K, V (1 for an all-zero tensor)
-  std::size_t q = 0;        // e4m3 (B·H, N, d), Q / descale_q
-  std::size_t k = 0;        // e4m3 (B·H, N, d)
-  std::size_t vt = 0;       // e4m3 (B·H, d, key_stride): Vᵀ, keys in Fp8KeyPosition order, zeros past N
-  int key_stride = 0;       // N rounded up to a multiple of 32
-  std::size_t bytes = 0;    // the whole workspace
+  std::size_t amax = 0;      // 3 × uint32: max |x| of Q, K, V as float bits
+  std::size_t descale = 0;   // 3 × float: max |x| / 448 of Q, K, V (1 for an all-zero tensor)
+  std::size_t arrivals = 0;  // uint32 per (boundary, consumer): the cut work tiles' arrival counters
+  std::size_t partials = 0;  // float: per (boundary, side, consumer) m, ℓ and unnormalized O of 128 threads
+  int blocks = 0;            // the persistent grid's blocks the two above are sized for (0: no cut work tile)
+  std::size_t q = 0;         // e4m3 (B·H, N, d), Q / descale_q
+  std::size_t k = 0;         // e4m3 (B·H, N, d)
+  std::size_t vt = 0;        // e4m3 (B·H, d, key_stride): Vᵀ, keys in Fp8KeyPosition order, zeros past N
+  int key_stride = 0;        // N rounded up to a multiple of 32
+  std::size_t bytes = 0;     // the whole workspace
 };
 Flash3Fp8Workspace Flash3Fp8WorkspaceLayout(const AttentionShape& shape);
 

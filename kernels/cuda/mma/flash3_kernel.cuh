@@ -26,6 +26,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "kernels/cuda/mma/flash3_schedule.h"
 #include "kernels/cuda/mma/hopper.cuh"
 
 namespace flashviz::cuda::wgmma_detail {
@@ -69,6 +70,12 @@ enum Flash3Flag : unsigned {
   // at 16384; without the mask, where only N's last tile is masked, 1-2% slower at N = 4096 and 16384, so only causal;
   // 16-bit d = 128 causal +10-14% at N = 1024, +3% at 4096, +2% at 16384.
   kFlagSelectMask = 1u << 6,
+  // The persistent grid's last passes cut by K/V tiles (flash3_schedule.h; without the mask, where every work tile
+  // has the same length; the host sets it, no options bit): a launch of its own after the whole passes, in which
+  // each block takes an equal share of the last G + T mod G work tiles' K/V tiles instead of whole tiles, so that no
+  // block idles through a last, part-filled pass; the two pieces of a cut work tile are merged through the workspace
+  // (Flash3Params::partials, MergeCutTile) by the later to finish.
+  kFlagSplitLastPasses = 1u << 7,
 };
 
 // fp8 (e4m3) inputs: one byte an element, k = 32 per wgmma, and V_j given transposed (wgmma reads 8-bit B
@@ -210,6 +217,11 @@ struct Flash3Params {
   int section_heads;
   float scale_log2;  // scale · log2(e)
   int causal;
+  // kFlagSplitLastPasses: the schedule (MakeSplitSchedule), and per boundary the two pieces' partial results
+  // (MergeCutTile's layout) and the consumers' arrival counters, 0 before the launch and left 0 after it.
+  SplitSchedule split = {};
+  float* partials = nullptr;
+  unsigned* arrivals = nullptr;
 };
 
 // Work tile w: Q tile `rank` of head h (causal: rank 0 is the last, longest, Q tile). Head-major, w = h·T_r + rank,
@@ -263,6 +275,20 @@ __device__ __forceinline__ int BlockWork(int local, const Flash3Params& params) 
   }
 }
 
+// The block's `local`-th piece of work: a whole work tile (kv_begin 0, kv_end left 0: the tile's own count), or with
+// kFlagSplitLastPasses (no mask: every work tile has ⌈N / B_c⌉ K/V tiles) its `local`-th piece of the last passes'
+// work tiles (a launch of its own, after the one of the whole passes: flash3_fp8.cu).
+template <int kBc, bool kLongestFirst, bool kSplit>
+__device__ __forceinline__ WorkPiece BlockWorkPiece(int local, const Flash3Params& params) {
+  if constexpr (kSplit) {
+    static_assert(!kLongestFirst, "the split schedule is for work tiles of one length");
+    return BlockPiece(params.split, params.work_tiles, (params.n - 1) / kBc + 1, static_cast<int>(gridDim.x),
+                      static_cast<int>(blockIdx.x), params.split.whole_passes + local);
+  } else {
+    return WorkPiece{BlockWork<kLongestFirst>(local, params), 0, 0, -1, 0};
+  }
+}
+
 // The shared-memory addresses of a block's buffers and barriers.
 template <typename Traits>
 struct SharedLayout {
@@ -298,7 +324,7 @@ struct RingSlot {
 // behind the next work tile's Q, whose buffer frees only after this tile's last S GEMM). A work tile's Q
 // waits until both consumers ran their last S GEMM on the work tile that last used its buffer (with two buffers,
 // the one before the current).
-template <typename Traits, bool kLongestFirst>
+template <typename Traits, bool kLongestFirst, bool kSplit>
 __device__ __forceinline__ void Produce(const SharedLayout<Traits>& smem, const CUtensorMap& q_map,
                                         const CUtensorMap& k_map, const CUtensorMap& v_map,
                                         const Flash3Params& params) {
@@ -320,9 +346,11 @@ __device__ __forceinline__ void Produce(const SharedLayout<Traits>& smem, const 
       load_tile(v_map, smem.V(slot.stage), smem.VFull(slot.stage), row, head);
   };
   int it = 0, local = 0;
-  for (int work = BlockWork<kLongestFirst>(0, params); work < params.work_tiles;
-       work = BlockWork<kLongestFirst>(++local, params)) {
-    const WorkTile tile = DecodeWorkTile<Traits::kBr, Traits::kBc, kLongestFirst>(work, params);
+  for (WorkPiece piece = BlockWorkPiece<Traits::kBc, kLongestFirst, kSplit>(0, params); piece.work < params.work_tiles;
+       piece = BlockWorkPiece<Traits::kBc, kLongestFirst, kSplit>(++local, params)) {
+    const WorkTile tile = DecodeWorkTile<Traits::kBr, Traits::kBc, kLongestFirst>(piece.work, params);
+    // K/V tiles kv_first … kv_first + kv_count − 1 of the work tile (all of them but in a cut one).
+    const int kv_first = piece.kv_begin, kv_count = kSplit ? piece.kv_end - piece.kv_begin : tile.kv_tiles;
     // Q buffer local mod kQBuffers; its fill before this one completed phase ((local / kQBuffers) − 1) mod 2 of
     // its empty barrier.
     const int q_buffer = local % Traits::kQBuffers;
@@ -333,17 +361,17 @@ __device__ __forceinline__ void Produce(const SharedLayout<Traits>& smem, const 
     for (int block = 0; block < Traits::kColumnBlocks; ++block)
       TmaLoad3d(smem.Q(q_buffer) + block * Traits::kQBlockBytes, q_map, block * Traits::kBoxColumns, tile.q_row0,
                 tile.head, smem.QFull(q_buffer));
-    for (int j = 0; j < tile.kv_tiles; ++j, ++it) {
+    for (int j = 0; j < kv_count; ++j, ++it) {
       const RingSlot<kStages> slot(it);
       // The fill before this one (fill number it / kStages − 1) completed phase parity ^ 1 of the empty barrier.
       if (it >= kStages) BarrierWait(smem.KEmpty(slot.stage), slot.parity ^ 1u);
       BarrierArriveExpectBytes(smem.KFull(slot.stage), Traits::kTileBytes);
-      load_tile(k_map, smem.K(slot.stage), smem.KFull(slot.stage), j * Traits::kBc, tile.head);
-      if (j > 0) load_v(it - 1, j - 1, tile.head);
+      load_tile(k_map, smem.K(slot.stage), smem.KFull(slot.stage), (kv_first + j) * Traits::kBc, tile.head);
+      if (j > 0) load_v(it - 1, kv_first + j - 1, tile.head);
     }
     // The work tile's last V now, not after the next work tile's Q and K_0: with one Q buffer the next Q waits for
     // this tile's last S GEMM, and P̃V of the last tile would wait for it and for the copy's latency after it.
-    load_v(it - 1, tile.kv_tiles - 1, tile.head);
+    load_v(it - 1, kv_first + kv_count - 1, tile.head);
   }
 }
 
@@ -533,6 +561,88 @@ __device__ __forceinline__ void TakeRowSums(float (&o)[Traits::kOAcc], float (&r
   }
 }
 
+// The values a consumer thread keeps of a piece of a cut work tile (kFlagSplitLastPasses): O's d/2 accumulators,
+// then the maximum and ℓ of its two rows.
+template <typename Traits>
+inline constexpr int kPartialValues = Traits::kHeadDim / 2 + 4;
+
+// Bytes of Flash3Params::partials for `blocks` blocks: per boundary 1 … blocks − 1 (index 0 unused), side and
+// consumer, 128 threads' kPartialValues floats.
+template <typename Traits>
+constexpr long long PartialsBytes(int blocks) {
+  return static_cast<long long>(blocks) * 2 * Traits::kConsumers * 128 * kPartialValues<Traits> * 4;
+}
+
+// The end of a piece of a cut work tile (kFlagSplitLastPasses), for one consumer warpgroup: its running maximum m,
+// ℓ and unnormalized O go to the workspace, and the later of the two pieces to arrive merges the other's into its
+// own: M = max(m_0, m_1), O = 2^(m_0 − M)·O_0 + 2^(m_1 − M)·O_1 (scaled exponents), ℓ likewise, side 0's terms
+// first whichever side merges, so that the result does not depend on which finished last. Returns whether this
+// piece merged (O, m, ℓ then hold the whole work tile's); the other stores no O. `boundary` and `side` as in
+// WorkPiece (flash3_schedule.h).
+// Memory ordering as flash_decode's merge (kernels/cuda/decode/flash_decode_kernel.cuh, section 3): every thread
+// fences its stores at device scope, the warpgroup's barrier orders them before thread 0's atomicAdd on the
+// (boundary, consumer) counter, and the piece whose add finds 1 fences again and reads the other's values from L2
+// (__ldcg). It sets the counter back to 0 for the next launch.
+template <typename Traits>
+__device__ __forceinline__ bool MergeCutTile(float (&o)[Traits::kOAcc], float (&row_max)[2], float (&row_sum)[2],
+                                             int boundary, int side, int consumer, const Flash3Params& params) {
+  constexpr int kValues = kPartialValues<Traits>, kChunks = kValues / 4, kO = Traits::kHeadDim / 2;
+  static_assert(kValues % 4 == 0, "whole float4 chunks");
+  const int thread = threadIdx.x % 128;
+  // Chunk c (4 values) of thread t at float4 c·128 + t of the slot: each store of the warpgroup is contiguous.
+  const auto slot = [&](int which) {
+    const long long index = (static_cast<long long>(boundary) * 2 + which) * Traits::kConsumers + consumer;
+    return reinterpret_cast<float4*>(params.partials) + index * kChunks * 128 + thread;
+  };
+  float4* own = slot(side);
+#pragma unroll
+  for (int c = 0; c < kO / 4; ++c) own[c * 128] = make_float4(o[4 * c], o[4 * c + 1], o[4 * c + 2], o[4 * c + 3]);
+  own[(kChunks - 1) * 128] = make_float4(row_max[0], row_max[1], row_sum[0], row_sum[1]);
+  __threadfence();
+  WarpgroupBarrier(1 + consumer);
+  bool later = false;
+  if (thread == 0) {
+    unsigned* arrivals = params.arrivals + boundary * Traits::kConsumers + consumer;
+    later = atomicAdd(arrivals, 1u) == 1u;
+    if (later) *arrivals = 0u;
+  }
+  if (!WarpgroupBarrierOr(1 + consumer, later)) return false;
+  __threadfence();
+  const float4* other = slot(side ^ 1);
+  const float4 statistics = __ldcg(other + (kChunks - 1) * 128);
+  const float other_max[2] = {statistics.x, statistics.y}, other_sum[2] = {statistics.z, statistics.w};
+  // f_s = 2^(m_s·scale − M·scale): 0 for a row with every key of its piece masked (m_s = −∞).
+  // The consumer's scale (the kernel's, computed again here rather than kept in a register through the loop).
+  const float scale_log2 =
+      Traits::kFp8 ? params.scale_log2 * (params.descale[0] * params.descale[1]) : params.scale_log2;
+  // x = f_1·x_1 + f_0·x_0 in one fmaf, side 0's and side 1's values in fixed places.
+  const bool own_first = side == 0;
+  const auto combine = [own_first](float f_own, float own_value, float f_other, float other_value) {
+    return own_first ? fmaf(f_other, other_value, f_own * own_value) : fmaf(f_own, own_value, f_other * other_value);
+  };
+  float own_factor[2], other_factor[2];
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    const float merged = fmaxf(row_max[r], other_max[r]);
+    const float reference = merged == -INFINITY ? 0.0f : merged * scale_log2;
+    own_factor[r] = row_max[r] == -INFINITY ? 0.0f : FastExp2(row_max[r] * scale_log2 - reference);
+    other_factor[r] = other_max[r] == -INFINITY ? 0.0f : FastExp2(other_max[r] * scale_log2 - reference);
+    row_sum[r] = combine(own_factor[r], row_sum[r], other_factor[r], other_sum[r]);
+    row_max[r] = merged;
+  }
+#pragma unroll
+  for (int c = 0; c < kO / 4; ++c) {
+    const float4 chunk = __ldcg(other + c * 128);
+    const float values[4] = {chunk.x, chunk.y, chunk.z, chunk.w};
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const int i = 4 * c + e, r = (i / 2) % 2;  // accumulators 4t, 4t+1 are row g; 4t+2, 4t+3 row g+8
+      o[i] = combine(own_factor[r], o[i], other_factor[r], values[e]);
+    }
+  }
+  return true;
+}
+
 // S = Q_i K_jᵀ for this consumer's 64 rows: one m64n{B_c} wgmma per 32 bytes of a row (d/16 k-steps of k16 in
 // 16 bits, d/32 of k32 in fp8); k-step ks reads 32 bytes at (ks mod 4)·32 of column block ks / 4 of both
 // operands. Issued, not waited for. A k-step's descriptor is the tile's advanced by one addition (DescriptorAdvance)
@@ -591,6 +701,7 @@ __global__ void __launch_bounds__(Flash3TraitsOf<T, kD, kFlags>::kThreads, 1)
   constexpr bool kStagedStore = (kFlags & kFlagStagedStore) != 0;
   constexpr bool kPingPong = (kFlags & kFlagPingPong) != 0;
   constexpr bool kStageOInQ = (kFlags & kFlagStageOInQ) != 0;
+  constexpr bool kSplit = (kFlags & kFlagSplitLastPasses) != 0;
   static_assert(!kStageOInQ || kStagedStore, "a staging place only for the staged store");
   static_assert(!kStagedStore || Traits::kCanStageO || kStageOInQ, "no room for the O staging tile");
   static_assert(!kStageOInQ || Traits::kOBlockBytes == Traits::kQBlockBytes, "Q_i's column blocks hold O's");
@@ -647,7 +758,7 @@ __global__ void __launch_bounds__(Flash3TraitsOf<T, kD, kFlags>::kThreads, 1)
       TmaPrefetchDescriptor(q_map);
       TmaPrefetchDescriptor(k_map);
       TmaPrefetchDescriptor(v_map);
-      Produce<Traits, kLongestFirst>(smem, q_map, k_map, v_map, params);
+      Produce<Traits, kLongestFirst, kSplit>(smem, q_map, k_map, v_map, params);
     }
   } else {
     // ---- Consumer warpgroups: S = Q_i K_jᵀ (wgmma SS), online softmax in registers, O_i += P̃ V_j (wgmma RS).
@@ -683,9 +794,13 @@ __global__ void __launch_bounds__(Flash3TraitsOf<T, kD, kFlags>::kThreads, 1)
     };
     if (kPingPong && consumer == 1) NamedBarrierArrive(3, kTurnThreads);
     int it = 0, local = 0;
-    for (int work = BlockWork<kLongestFirst>(0, params); work < params.work_tiles;
-         work = BlockWork<kLongestFirst>(++local, params)) {
-      const WorkTile tile = DecodeWorkTile<kBr, kBc, kLongestFirst>(work, params);
+    for (WorkPiece piece = BlockWorkPiece<kBc, kLongestFirst, kSplit>(0, params); piece.work < params.work_tiles;
+         piece = BlockWorkPiece<kBc, kLongestFirst, kSplit>(++local, params)) {
+      const WorkTile tile = DecodeWorkTile<kBr, kBc, kLongestFirst>(piece.work, params);
+      // K/V tiles kv_first … kv_first + kv_count − 1 of the work tile (all of them but in a cut one), at ring
+      // positions it … it + kv_count − 1.
+      const int kv_first = piece.kv_begin, kv_count = kSplit ? piece.kv_end - piece.kv_begin : tile.kv_tiles;
+      const int kv_col0 = kv_first * kBc;  // the first key
       const int warp_row0 = tile.q_row0 + consumer * 64 + warp * 16;
       const int row_a = warp_row0 + g;
       float o_acc[kOAcc];
@@ -711,14 +826,14 @@ __global__ void __launch_bounds__(Flash3TraitsOf<T, kD, kFlags>::kThreads, 1)
           WgmmaWait<0>();
           PinRegisters(s);
           release(smem.KEmpty(slot.stage));
-          if (tile.kv_tiles == 1) release(smem.QEmpty(q_buffer));
+          if (kv_count == 1) release(smem.QEmpty(q_buffer));
           // O_i is 0: no rescale.
-          SoftmaxTile<Traits>(s, row_max, row_sum, alpha, 0, row_a, warp_row0, quad, scale_log2, params);
+          SoftmaxTile<Traits>(s, row_max, row_sum, alpha, kv_col0, row_a, warp_row0, quad, scale_log2, params);
           PackP<T>(s, p);
         }
         // Tile j ≥ 1: issue S_j and P̃_{j−1} V_{j−1}; wait for S_j only, run its softmax while the tensor cores
         // finish the product, then wait for that, rescale O by α_j and repack P̃_j.
-        for (int j = 1; j < tile.kv_tiles; ++j) {
+        for (int j = 1; j < kv_count; ++j) {
           const RingSlot<kStages> slot(it + j), previous(it + j - 1);
           BarrierWait(smem.KFull(slot.stage), slot.parity);
           begin_turn();
@@ -737,9 +852,9 @@ __global__ void __launch_bounds__(Flash3TraitsOf<T, kD, kFlags>::kThreads, 1)
           WgmmaWait<1>();
           PinRegisters(s);
           release(smem.KEmpty(slot.stage));
-          if (j + 1 == tile.kv_tiles) release(smem.QEmpty(q_buffer));
-          const bool rescale =
-              SoftmaxTile<Traits>(s, row_max, row_sum, alpha, j * kBc, row_a, warp_row0, quad, scale_log2, params);
+          if (j + 1 == kv_count) release(smem.QEmpty(q_buffer));
+          const bool rescale = SoftmaxTile<Traits>(s, row_max, row_sum, alpha, kv_col0 + j * kBc, row_a, warp_row0,
+                                                   quad, scale_log2, params);
           if constexpr (Traits::kWaitAfterSoftmax)
             WgmmaWaitAfter<0>(__float_as_uint(row_sum[0]) | __float_as_uint(row_sum[1]));
           else
@@ -752,7 +867,7 @@ __global__ void __launch_bounds__(Flash3TraitsOf<T, kD, kFlags>::kThreads, 1)
           PackP<T>(s, p);
         }
         // The last tile's P̃ V.
-        const RingSlot<kStages> last(it + tile.kv_tiles - 1);
+        const RingSlot<kStages> last(it + kv_count - 1);
         BarrierWait(smem.VFull(last.stage), last.parity);
         begin_turn();
         WgmmaFence();
@@ -765,7 +880,7 @@ __global__ void __launch_bounds__(Flash3TraitsOf<T, kD, kFlags>::kThreads, 1)
         release(smem.VEmpty(last.stage));
         TakeRowSums<Traits>(o_acc, row_sum);
       } else {
-        for (int j = 0; j < tile.kv_tiles; ++j) {
+        for (int j = 0; j < kv_count; ++j) {
           const RingSlot<kStages> slot(it + j);
           BarrierWait(smem.KFull(slot.stage), slot.parity);
           WgmmaFence();
@@ -774,8 +889,9 @@ __global__ void __launch_bounds__(Flash3TraitsOf<T, kD, kFlags>::kThreads, 1)
           WgmmaWait<0>();
           PinRegisters(s);
           release(smem.KEmpty(slot.stage));
-          if (j + 1 == tile.kv_tiles) release(smem.QEmpty(q_buffer));
-          if (SoftmaxTile<Traits>(s, row_max, row_sum, alpha, j * kBc, row_a, warp_row0, quad, scale_log2, params))
+          if (j + 1 == kv_count) release(smem.QEmpty(q_buffer));
+          if (SoftmaxTile<Traits>(s, row_max, row_sum, alpha, kv_col0 + j * kBc, row_a, warp_row0, quad, scale_log2,
+                                  params))
             Rescale(o_acc, alpha);
           PackP<T>(s, p);
           BarrierWait(smem.VFull(slot.stage), slot.parity);
@@ -789,7 +905,15 @@ __global__ void __launch_bounds__(Flash3TraitsOf<T, kD, kFlags>::kThreads, 1)
           TakeRowSums<Traits>(o_acc, row_sum);
         }
       }
-      it += tile.kv_tiles;
+      it += kv_count;
+      // A piece of a cut work tile: the later of its two pieces merges them and stores O_i, the other goes on.
+      if constexpr (kSplit) {
+        // Side 1 of a cut ends at the work tile's last K/V tile, side 0 begins at its first (flash3_schedule.h).
+        const bool side_1 = kv_first > 0, side_0 = !side_1 && kv_count < tile.kv_tiles;
+        if ((side_0 || side_1) && !MergeCutTile<Traits>(o_acc, row_max, row_sum, blockIdx.x + (side_0 ? 1 : 0),
+                                                        side_1 ? 1 : 0, consumer, params))
+          continue;
+      }
 
       // O_i = diag(ℓ_i)⁻¹ O_i. Staged: the warpgroup writes its 64 rows, converted to 16 bits, into the O staging
       // tile (16-bit Q's swizzled layout: the 8 rows of one store land in 8 bank groups), then copies them out row

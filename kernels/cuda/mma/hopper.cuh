@@ -84,6 +84,15 @@ __device__ __forceinline__ void WgmmaWaitAfter(std::uint32_t anchor) {
 __device__ __forceinline__ void WarpgroupBarrier(int id) {
   asm volatile("bar.sync %0, 128;\n" ::"r"(id) : "memory");
 }
+// The same barrier, returning whether `value` was true in any of the 128 threads.
+__device__ __forceinline__ bool WarpgroupBarrierOr(int id, bool value) {
+  std::uint32_t any;
+  asm volatile("{\n.reg .pred p, q;\nsetp.ne.u32 p, %1, 0;\nbar.red.or.pred q, %2, 128, p;\nselp.u32 %0, 1, 0, q;\n}\n"
+               : "=r"(any)
+               : "r"(static_cast<std::uint32_t>(value)), "r"(id)
+               : "memory");
+  return any != 0;
+}
 // Named barrier `id` of `threads` threads in all, some waiting (sync) and some only arriving: the two consumer
 // warpgroups hand each other the tensor cores this way (ping-pong, flash3_kernel.cuh).
 __device__ __forceinline__ void NamedBarrierSync(int id, int threads) {
