@@ -159,9 +159,9 @@ template <int kD>
 using Fp8Traits = wgmma_detail::Flash3Traits<__nv_fp8_e4m3, kD>;
 
 // The persistent grid's blocks and its split schedule for this shape: d = 128 without the mask, from 16 K/V tiles a
-// work tile (N > 1920). H200, 2026-11-27 (kernels/README.md), against whole passes: +1% at N = 4096 and 16384, 2%
-// slower at N = 1024, whose work tiles of 8 K/V tiles gain less from the cut than the second launch and the merges
-// cost. (At d = 256, whose O takes 128 of a consumer's registers, the merge made ptxas spill 104-176 bytes.)
+// work tile (N > 1920). H200, 2026-11-27 (kernels/README.md), against whole passes: +0-1% at N = 4096, +1% at 16384,
+// 2% slower at N = 1024, whose work tiles of 8 K/V tiles gain less from the cut than the second launch and the
+// merges cost. (At d = 256, whose O takes 128 of a consumer's registers, the merge made ptxas spill 104-176 bytes.)
 struct Fp8Grid {
   int blocks = 0;
   wgmma_detail::SplitSchedule split;
