@@ -338,10 +338,8 @@ cudaError_t LaunchFlash3Fp8(const AttentionArgs& args) {
   // H200, 2026-11-26, attention alone (kernels/README.md): causal persistent at d = 128 13% faster at N = 1024, 5%
   // and 12% slower at 4096 and 16384; at d = 256 5-9% faster at 1024, a tie at 4096, 2-3% slower at 16384.
   const bool persistent = (!args.shape.causal || n <= 2048) != ((args.options & kFlash3Fp8OtherGrid) != 0);
-  // The cut of the last passes, for the persistent grid the workspace was sized for.
-  const Fp8Grid grid = PersistentGrid(args.shape, multiprocessors);
-  if (persistent && grid.blocks != layout.blocks && grid.split.split_tiles > 0) return cudaErrorInvalidValue;
-  if (persistent) params.split = grid.split;
+  // The cut of the last passes (the workspace layout above was sized by the same PersistentGrid).
+  if (persistent) params.split = PersistentGrid(args.shape, multiprocessors).split;
   params.partials = reinterpret_cast<float*>(workspace + layout.partials);
   params.arrivals = reinterpret_cast<unsigned*>(workspace + layout.arrivals);
   // Ping-pong at d = 256: the same day, 2-8% faster at four of the six shapes (within 3% at the other two); at

@@ -625,8 +625,9 @@ __device__ __forceinline__ bool MergeCutTile(float (&o)[Traits::kOAcc], float (&
   for (int r = 0; r < 2; ++r) {
     const float merged = fmaxf(row_max[r], other_max[r]);
     const float reference = merged == -INFINITY ? 0.0f : merged * scale_log2;
-    own_factor[r] = row_max[r] == -INFINITY ? 0.0f : FastExp2(row_max[r] * scale_log2 - reference);
-    other_factor[r] = other_max[r] == -INFINITY ? 0.0f : FastExp2(other_max[r] * scale_log2 - reference);
+    // One fmaf each, spelled out: both pieces then round their factors alike whatever the compiler contracts.
+    own_factor[r] = row_max[r] == -INFINITY ? 0.0f : FastExp2(fmaf(row_max[r], scale_log2, -reference));
+    other_factor[r] = other_max[r] == -INFINITY ? 0.0f : FastExp2(fmaf(other_max[r], scale_log2, -reference));
     row_sum[r] = combine(own_factor[r], row_sum[r], other_factor[r], other_sum[r]);
     row_max[r] = merged;
   }

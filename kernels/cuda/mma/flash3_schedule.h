@@ -62,7 +62,7 @@ FLASH3_SCHEDULE_FUNCTION WorkPiece BlockPiece(const SplitSchedule& schedule, int
                                               int block, int local) {
   WorkPiece piece{work_tiles, 0, kv_tiles, -1, 0};
   if (local < schedule.whole_passes) {
-    const int work = local * blocks + block;  // < whole passes · G ≤ T + G − 1 (the host keeps T + G < 2^31)
+    const int work = local * blocks + block;  // < T + G: T ≤ 2^26 (B·H·N·d ≤ 2^40, d ≥ 128), G ≤ the SM count
     if (work < work_tiles) piece.work = work;
     return piece;
   }

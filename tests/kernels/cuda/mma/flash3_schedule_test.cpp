@@ -1,7 +1,7 @@
 // The persistent grid's split schedule (kernels/cuda/mma/flash3_schedule.h), on the host: every (work tile, K/V
 // tile) is taken exactly once, a cut work tile has two pieces on neighbouring blocks that name the same boundary,
 // and the busiest block's share is the even share, rounded up, where whole last passes would leave blocks idle.
-// Plain arithmetic: runs without a GPU.
+// Plain arithmetic: its own test program, built and run with a GPU or without (no label gpu).
 #include <gtest/gtest.h>
 
 #include <algorithm>
