@@ -58,6 +58,13 @@ if [ -z "${SKIP_SANITIZE:-}" ]; then
       timeout 90 compute-sanitizer --tool memcheck "$D/flash2_mma_bench" sanitize --kernel $kernel 2>&1 | tail -3
       echo "-- $kernel racecheck, the default kernel"
       timeout 90 compute-sanitizer --tool racecheck "$D/flash2_mma_bench" sanitize --kernel $kernel 0 2>&1 | tail -3
+      if [ $kernel = flash3_fp8 ]; then
+        for tool in memcheck racecheck; do
+          echo "-- $kernel $tool, the last passes' work tiles cut (d = 128 without the mask: B·H = 17, N = 2000)"
+          timeout 90 compute-sanitizer --tool $tool "$D/flash2_mma_bench" sanitize --kernel $kernel --heads 17 \
+            --n 2000 0 2>&1 | tail -3
+        done
+      fi
     done
   } > "$out/sanitize.log" 2>&1
   cat "$out/sanitize.log"

@@ -4,11 +4,13 @@
 //   flash2_mma_bench time [--kernel flash2_mma,flash3_wgmma,flash3_fp8] [--n 1024,2048,...] [--d 64,128,256]
 //                         [--dtype fp16,bf16]
 //                         [--causal 0,1] [--options 0,8,...] [--reps 20] [--csv FILE]
-//   flash2_mma_bench sanitize [--kernel K] [--heads H] [OPTIONS-LIST]
+//   flash2_mma_bench sanitize [--kernel K] [--heads H] [--n N] [OPTIONS-LIST]
 //                                              one small checked launch per options word (default: every flash2_mma
 //                                              kernel; flash3_wgmma: 0, 1, 2, 4), dtype, d and causal flag: what
 //                                              compute-sanitizer runs over; --heads H (default 2) sets B·H, so that
-//                                              a persistent grid's blocks take several work tiles
+//                                              a persistent grid's blocks take several work tiles; --n N (default 200)
+//                                              the sequence length (flash3_fp8 cuts the last passes' work tiles from
+//                                              N = 1921 at d = 128: --heads 17 --n 2000)
 //
 // Timing (docs/design.md, principle 5): B·H fills the chip as in docs/peers.md (1024 at N ≤ 2048, 256 at 4096,
 // 64 at 8192, 16 at 16384; H = 16), fresh N(0, 1) inputs per shape, two input sets used in turn (each set is
@@ -297,9 +299,8 @@ int Time(int argc, char** argv) {
 }
 
 // One small launch per options combination, dtype, d and causal flag: what compute-sanitizer's memcheck and
-// racecheck run over (N = 200: an edge K/V tile and an edge Q tile; B·H = batch_heads).
-int Sanitize(const Kernel& kernel, const std::vector<int>& option_list, int batch_heads) {
-  const int n = 200;
+// racecheck run over (N = 200 by default: an edge K/V tile and an edge Q tile; B·H = batch_heads).
+int Sanitize(const Kernel& kernel, const std::vector<int>& option_list, int batch_heads, int n) {
   int failures = 0;
   for (int d : {64, 128, 256}) {
     const std::size_t elements = static_cast<std::size_t>(batch_heads) * n * d;
@@ -368,6 +369,15 @@ int main(int argc, char** argv) {
       }
       next += 2;
     }
+    int n = 200;
+    if (argc > next + 1 && std::string(argv[next]) == "--n") {
+      n = std::atoi(argv[next + 1]);
+      if (n < 1) {
+        std::fprintf(stderr, "flash2_mma_bench: --n takes a positive length, not %s\n", argv[next + 1]);
+        return 2;
+      }
+      next += 2;
+    }
     std::vector<int> options;
     if (argc > next) options = ParseList(argv[next]);
     else if (kernel == &kKernels[0])
@@ -379,9 +389,10 @@ int main(int argc, char** argv) {
       options = {0, static_cast<int>(kFlash3WgmmaOtherGrid), static_cast<int>(kFlash3WgmmaSerialSoftmax),
                  static_cast<int>(kFlash3WgmmaDirectStore), static_cast<int>(kFlash3WgmmaOtherSchedule),
                  static_cast<int>(kFlash3WgmmaOtherRows)};
-    return Sanitize(*kernel, options, batch_heads);
+    return Sanitize(*kernel, options, batch_heads, n);
   }
   std::fprintf(stderr, "usage: flash2_mma_bench time [--kernel LIST --n LIST --d LIST --dtype LIST --causal LIST "
-                       "--options LIST --reps R --csv FILE] | sanitize [--kernel K] [--heads H] [OPTIONS-LIST]\n");
+                       "--options LIST --reps R --csv FILE] | sanitize [--kernel K] [--heads H] [--n N] "
+                       "[OPTIONS-LIST]\n");
   return 2;
 }
