@@ -360,24 +360,20 @@ int main(int argc, char** argv) {
       }
       next = 4;
     }
-    int batch_heads = 2;
-    if (argc > next + 1 && std::string(argv[next]) == "--heads") {
-      batch_heads = std::atoi(argv[next + 1]);
-      if (batch_heads < 1) {
-        std::fprintf(stderr, "flash2_mma_bench: --heads takes a positive count, not %s\n", argv[next + 1]);
-        return 2;
+    // `--flag VALUE` at argv[next], VALUE a positive count: read into `value` (left as it is when the flag is absent);
+    // false for a bad VALUE.
+    const auto positive_option = [&](const char* flag, int& value) {
+      if (argc <= next + 1 || std::string(argv[next]) != flag) return true;
+      value = std::atoi(argv[next + 1]);
+      if (value < 1) {
+        std::fprintf(stderr, "flash2_mma_bench: %s takes a positive count, not %s\n", flag, argv[next + 1]);
+        return false;
       }
       next += 2;
-    }
-    int n = 200;
-    if (argc > next + 1 && std::string(argv[next]) == "--n") {
-      n = std::atoi(argv[next + 1]);
-      if (n < 1) {
-        std::fprintf(stderr, "flash2_mma_bench: --n takes a positive length, not %s\n", argv[next + 1]);
-        return 2;
-      }
-      next += 2;
-    }
+      return true;
+    };
+    int batch_heads = 2, n = 200;
+    if (!positive_option("--heads", batch_heads) || !positive_option("--n", n)) return 2;
     std::vector<int> options;
     if (argc > next) options = ParseList(argv[next]);
     else if (kernel == &kKernels[0])
