@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Writes kernels/cuda/mma/wgmma_ops.inc: the wgmma.mma_async instructions the Hopper kernels issue, one
 specialization of `Wgmma<Element, N>` per element type and N, with the SS form (A and B from shared memory, both
-K-major) and the RS form (A from registers).
+K-major), the RS form (A from registers; in 16 bits with B N-major, P̃V's) and in 16 bits at N = 128 `RSKMajor` (A from
+registers, B K-major: S = Q_i K_jᵀ with Q_i in registers).
 
 Inline PTX takes no arrays, so every accumulator register of an instruction (N/2 of them: 64 rows x N columns over
 128 threads) is spelled out; this script spells them out instead of a person. The accumulator layout, the A
@@ -16,11 +17,12 @@ import sys
 
 OUTPUT = pathlib.Path(__file__).resolve().parent.parent / "kernels" / "cuda" / "mma" / "wgmma_ops.inc"
 
-# (C++ element type, PTX type, k per instruction, SS widths, RS widths, B major-ness of the RS form)
+# (C++ element type, PTX type, k per instruction, SS widths, RS widths, B major-ness of the RS form, widths of a
+# second RS form with B K-major, `RSKMajor`: S = Q_i K_jᵀ with Q_i in registers, where the RS form is P̃V's)
 ELEMENTS = [
-    ("__half", "f16", 16, (80, 128), (64, 72, 128, 256), "N-major"),
-    ("__nv_bfloat16", "bf16", 16, (80, 128), (64, 72, 128, 256), "N-major"),
-    ("__nv_fp8_e4m3", "e4m3", 32, (128,), (64, 128, 136, 256), "K-major"),
+    ("__half", "f16", 16, (80, 128), (64, 72, 128, 256), "N-major", (128,)),
+    ("__nv_bfloat16", "bf16", 16, (80, 128), (64, 72, 128, 256), "N-major", (128,)),
+    ("__nv_fp8_e4m3", "e4m3", 32, (128,), (64, 128, 136, 256), "K-major", ()),
 ]
 
 
@@ -75,18 +77,18 @@ def ss(n, ptx, k, sixteen_bit):
         f"  }}\n")
 
 
-def rs(n, ptx, k, sixteen_bit, b_major):
+def rs(n, ptx, k, sixteen_bit, b_major, name="RS"):
     acc = n // 2
     pred = acc + 5
-    # f16/bf16: the one transpose immediate of B (1: N-major); fp8 B is always K-major.
-    tail = "p, 1, 1, 1;" if sixteen_bit else "p, 1, 1;"
+    # f16/bf16: the one transpose immediate of B (1: N-major, 0: K-major); fp8 B is always K-major.
+    tail = ("p, 1, 1, 1;" if b_major == "N-major" else "p, 1, 1, 0;") if sixteen_bit else "p, 1, 1;"
     body = f"{{{registers(0, acc)}}}, {{{registers(acc, 4)}}}, %{acc + 4}, {tail}\\n}}\\n"
     return (
         f"  // D (+)= A·B, m64n{n}k{k}, A from registers (per warp the m16n8k{k} A layout), B from shared memory, "
         f"{b_major}.\n"
-        f"  static __device__ __forceinline__ void RS(float (&d)[{acc}], const std::uint32_t (&a)[4], "
+        f"  static __device__ __forceinline__ void {name}(float (&d)[{acc}], const std::uint32_t (&a)[4], "
         f"std::uint64_t b_desc,\n"
-        f"                                            int accumulate) {{\n"
+        f"{' ' * (len(name) + 42)}int accumulate) {{\n"
         f"    asm volatile(\n"
         f'        "{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{pred}, 0;\\n"\n'
         f"{asm_string(instruction(n, ptx, k) + body)}\n"
@@ -102,9 +104,9 @@ def generate():
            "template <typename Element, int kN>",
            "struct Wgmma;",
            ""]
-    for cpp, ptx, k, ss_widths, rs_widths, b_major in ELEMENTS:
+    for cpp, ptx, k, ss_widths, rs_widths, b_major, rs_k_major_widths in ELEMENTS:
         sixteen_bit = k == 16
-        for n in sorted(set(ss_widths) | set(rs_widths)):
+        for n in sorted(set(ss_widths) | set(rs_widths) | set(rs_k_major_widths)):
             out.append("template <>")
             out.append(f"struct Wgmma<{cpp}, {n}> {{")
             parts = []
@@ -112,6 +114,8 @@ def generate():
                 parts.append(ss(n, ptx, k, sixteen_bit))
             if n in rs_widths:
                 parts.append(rs(n, ptx, k, sixteen_bit, b_major))
+            if n in rs_k_major_widths:
+                parts.append(rs(n, ptx, k, sixteen_bit, "K-major", "RSKMajor"))
             out.append("".join(parts).rstrip("\n"))
             out.append("};")
             out.append("")

@@ -83,7 +83,7 @@ enum Flash3Flag : unsigned {
 template <typename T>
 inline constexpr bool kIsFp8 = std::is_same_v<T, __nv_fp8_e4m3>;
 
-template <typename T, int kD, int kConsumerCount = 2, bool kSelectMask = false>
+template <typename T, int kD, int kConsumerCount = 2, bool kSelectMask = false, bool kOverlapLoop = false>
 struct Flash3Traits {
   using Element = T;
   static constexpr int kHeadDim = kD;
@@ -141,6 +141,16 @@ struct Flash3Traits {
   // With two consumers (d = 64 below N = 2048, d = 128, fp8 d = 128) it was 1-9% slower, at N = 16384 too, where
   // work tiles are long and the early load matters little: the gain is not (only) the early load; not understood.
   static constexpr int kQBuffers = kConsumers == 3 ? 2 : 1;
+  // Q_i in registers (16-bit d = 128 without the mask, the overlapped loop): each consumer loads its 64 rows' A
+  // fragments (ldmatrix, 32 registers) once a work tile and releases Q_i's buffer at once, so that the producer loads
+  // the next work tile's Q_i a ring's depth ahead instead of after the work tile's last S GEMM; S = Q_i K_jᵀ reads
+  // Q_i from registers (wgmma RS). H200, 2026-11-27 (kernels/README.md), against the kernels before, in this form:
+  // +3-11% in bf16 and +2-12% in fp16 at N = 1024, 4096 and 16384 (+2-7% and −2% to +3% in two calls of earlier forms);
+  // causal N = 1024 −3% in bf16 at d = 64 and 128, fp8 d = 128 3% slower without the mask: so only here (the causal
+  // d = 128 kernels are those with the select mask). Not in the serial loop (serial-softmax): there ptxas (CUDA 13.0)
+  // gave the registers holding Q_i, live across the loop, to the softmax.
+  static constexpr bool kQInRegisters = !kFp8 && kD == 128 && !kSelectMask && kOverlapLoop;
+  static constexpr int kQSteps = kQInRegisters ? kRowBytes / 32 : 1;  // Q_i's A fragments: one per k-step
   // Byte offsets from the 1024-aligned base: Q buffers | K stages | V stages | O staging | barriers. (The O staging
   // tile cannot reuse a Q_i buffer on the persistent grid: the producer may be loading a next work tile's Q into it.)
   static constexpr int kKOffset = kQBuffers * kQBytes;
@@ -652,6 +662,7 @@ __device__ __forceinline__ bool MergeCutTile(float (&o)[Traits::kOAcc], float (&
 // on the tensor cores; without it slower at five of six shapes, 3-10%, when it was built per k-step there).
 template <typename Traits>
 __device__ __forceinline__ void IssueScores(float (&s)[Traits::kBc / 2], std::uint32_t q_consumer,
+                                            const std::uint32_t (&q_fragments)[Traits::kQSteps][4],
                                             std::uint32_t k_stage) {
   using T = typename Traits::Element;
   const std::uint64_t a_tile = SwizzledDescriptor(q_consumer, 16, 1024);
@@ -660,8 +671,28 @@ __device__ __forceinline__ void IssueScores(float (&s)[Traits::kBc / 2], std::ui
   for (int ks = 0; ks < Traits::kRowBytes / 32; ++ks) {
     const std::uint32_t a_offset = (ks / 4) * Traits::kQBlockBytes + (ks % 4) * 32;
     const std::uint32_t b_offset = (ks / 4) * Traits::kKVBlockBytes + (ks % 4) * 32;
-    Wgmma<T, Traits::kBc>::SS(s, DescriptorAdvance(a_tile, a_offset), DescriptorAdvance(b_tile, b_offset), ks > 0);
+    if constexpr (Traits::kQInRegisters)
+      Wgmma<T, Traits::kBc>::RSKMajor(s, q_fragments[ks], DescriptorAdvance(b_tile, b_offset), ks > 0);
+    else
+      Wgmma<T, Traits::kBc>::SS(s, DescriptorAdvance(a_tile, a_offset), DescriptorAdvance(b_tile, b_offset), ks > 0);
   }
+}
+
+// Q_i's A fragments of the consumer's 64 rows (Traits::kQInRegisters), one ldmatrix.x4 per k-step u (32 bytes of a
+// row, in column block u/4): matrix i is rows 8(i mod 2) … of the warp's 16 and the block's 16-byte chunk
+// 2(u mod 4) + i/2, so that register i holds the lane's bytes 4c … 4c + 3 of that chunk in row g (i even) or g + 8 (i
+// odd): elements 2c, 2c + 1 of the k-step's first 8 (i < 2) or last 8 (i ≥ 2), the m16n8k16 A layout.
+// `row_address`: Q_i's consumer rows plus the row lane L addresses (16w + 8((L/8) mod 2) + L mod 8, 128 bytes a row);
+// `swizzle`: 16·((L/16) xor (L mod 8)), the 128-byte swizzle putting chunk 2v + L/16 at swizzle xor 32v.
+template <typename Traits>
+__device__ __forceinline__ void LoadQFragments(std::uint32_t (&q)[Traits::kQSteps][4], std::uint32_t row_address,
+                                               std::uint32_t swizzle) {
+#pragma unroll
+  for (int u = 0; u < Traits::kQSteps; ++u)
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(q[u][0]), "=r"(q[u][1]), "=r"(q[u][2]), "=r"(q[u][3])
+                 : "r"(row_address + (u / 4) * Traits::kQBlockBytes + (swizzle ^ (32u * (u % 4))))
+                 : "memory");
 }
 // O += P̃ V_j: B_c / k-step wgmma of m64n{d}, or m64n{d + 8} with ℓ's columns (Traits). 16 bits: V_j N-major
 // (d contiguous; a k-step is 16 keys · 128 bytes further, the leading byte offset is one 64-column block). fp8: V_jᵀ
@@ -687,8 +718,8 @@ __device__ __forceinline__ void IssueOutput(float (&o)[Traits::kOAcc],
 // ring position `it` counts tiles over the block's whole life.
 // The traits of the kernel with these flags (kFlagThreeConsumers picks the consumer count, kFlagSelectMask the mask).
 template <typename T, int kD, unsigned kFlags>
-using Flash3TraitsOf =
-    Flash3Traits<T, kD, (kFlags & kFlagThreeConsumers) ? 3 : 2, (kFlags & kFlagSelectMask) != 0>;
+using Flash3TraitsOf = Flash3Traits<T, kD, (kFlags & kFlagThreeConsumers) ? 3 : 2, (kFlags & kFlagSelectMask) != 0,
+                                    (kFlags & kFlagOverlapSoftmax) != 0>;
 
 template <typename T, int kD, unsigned kFlags>
 __global__ void __launch_bounds__(Flash3TraitsOf<T, kD, kFlags>::kThreads, 1)
@@ -770,6 +801,10 @@ __global__ void __launch_bounds__(Flash3TraitsOf<T, kD, kFlags>::kThreads, 1)
     const int n = params.n;
     // Q_i rows of this consumer in the first Q buffer: 64 rows × 128 bytes into each column block.
     const std::uint32_t q_consumer0 = smem.Q(0) + consumer * 64 * 128;
+    // Q_i in registers (Traits::kQInRegisters): this lane's ldmatrix row and swizzle (LoadQFragments).
+    const std::uint32_t q_lane_row = (warp * 16 + 8 * ((lane / 8) % 2) + lane % 8) * 128;
+    const std::uint32_t q_lane_swizzle = 16u * static_cast<std::uint32_t>((lane / 16) ^ (lane % 8));
+    std::uint32_t q_fragments[Traits::kQSteps][4];
     constexpr int kSAcc = kBc / 2;  // S accumulators a thread holds: 64 rows × B_c keys / 128 threads
     constexpr int kOAcc = Traits::kOAcc;  // O accumulators: 64 rows × d (+ 8 columns of ℓ) / 128 threads
     // fp8: S = descale_q·descale_k·(Q̂ K̂ᵀ) and O = descale_v·(P̃ V̂)/ℓ, the factors folded into the exponent's
@@ -813,6 +848,16 @@ __global__ void __launch_bounds__(Flash3TraitsOf<T, kD, kFlags>::kThreads, 1)
       const int q_buffer = local % Traits::kQBuffers;
       BarrierWait(smem.QFull(q_buffer), static_cast<std::uint32_t>(local / Traits::kQBuffers) & 1u);
       const std::uint32_t q_consumer = q_consumer0 + q_buffer * Traits::kQBytes;
+      // Q_i's buffer released once its fragments are in registers (read in the generic proxy; the next fill comes
+      // from the copy engine, the async proxy, hence the proxy fence before the release).
+      const bool release_q_early = Traits::kQInRegisters;
+      if constexpr (Traits::kQInRegisters) {
+        LoadQFragments<Traits>(q_fragments, q_consumer + q_lane_row, q_lane_swizzle);
+        PinRegisters(q_fragments);
+        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+        __syncwarp();
+        release(smem.QEmpty(q_buffer));
+      }
 
       if constexpr (kOverlap) {
         // Tile 0: S_0 alone.
@@ -821,13 +866,13 @@ __global__ void __launch_bounds__(Flash3TraitsOf<T, kD, kFlags>::kThreads, 1)
           BarrierWait(smem.KFull(slot.stage), slot.parity);
           begin_turn();
           WgmmaFence();
-          IssueScores<Traits>(s, q_consumer, smem.K(slot.stage));
+          IssueScores<Traits>(s, q_consumer, q_fragments, smem.K(slot.stage));
           WgmmaCommit();
           end_turn();
           WgmmaWait<0>();
           PinRegisters(s);
           release(smem.KEmpty(slot.stage));
-          if (kv_count == 1) release(smem.QEmpty(q_buffer));
+          if (!release_q_early && kv_count == 1) release(smem.QEmpty(q_buffer));
           // O_i is 0: no rescale.
           SoftmaxTile<Traits>(s, row_max, row_sum, alpha, kv_col0, row_a, warp_row0, quad, scale_log2, params);
           PackP<T>(s, p);
@@ -839,7 +884,7 @@ __global__ void __launch_bounds__(Flash3TraitsOf<T, kD, kFlags>::kThreads, 1)
           BarrierWait(smem.KFull(slot.stage), slot.parity);
           begin_turn();
           WgmmaFence();
-          IssueScores<Traits>(s, q_consumer, smem.K(slot.stage));
+          IssueScores<Traits>(s, q_consumer, q_fragments, smem.K(slot.stage));
           WgmmaCommit();
           BarrierWait(smem.VFull(previous.stage), previous.parity);
           // o_acc and p were last written by ordinary instructions (Rescale, PackP) and the wait's loop stands
@@ -853,7 +898,7 @@ __global__ void __launch_bounds__(Flash3TraitsOf<T, kD, kFlags>::kThreads, 1)
           WgmmaWait<1>();
           PinRegisters(s);
           release(smem.KEmpty(slot.stage));
-          if (j + 1 == kv_count) release(smem.QEmpty(q_buffer));
+          if (!release_q_early && j + 1 == kv_count) release(smem.QEmpty(q_buffer));
           const bool rescale = SoftmaxTile<Traits>(s, row_max, row_sum, alpha, kv_col0 + j * kBc, row_a, warp_row0,
                                                    quad, scale_log2, params);
           if constexpr (Traits::kWaitAfterSoftmax)
@@ -885,12 +930,12 @@ __global__ void __launch_bounds__(Flash3TraitsOf<T, kD, kFlags>::kThreads, 1)
           const RingSlot<kStages> slot(it + j);
           BarrierWait(smem.KFull(slot.stage), slot.parity);
           WgmmaFence();
-          IssueScores<Traits>(s, q_consumer, smem.K(slot.stage));
+          IssueScores<Traits>(s, q_consumer, q_fragments, smem.K(slot.stage));
           WgmmaCommit();
           WgmmaWait<0>();
           PinRegisters(s);
           release(smem.KEmpty(slot.stage));
-          if (j + 1 == kv_count) release(smem.QEmpty(q_buffer));
+          if (!release_q_early && j + 1 == kv_count) release(smem.QEmpty(q_buffer));
           if (SoftmaxTile<Traits>(s, row_max, row_sum, alpha, kv_col0 + j * kBc, row_a, warp_row0, quad, scale_log2,
                                   params))
             Rescale(o_acc, alpha);
