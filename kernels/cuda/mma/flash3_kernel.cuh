@@ -333,7 +333,7 @@ struct RingSlot {
 // V goes right after its last K (H200, 2026-11-26: +6% at d = 128, N = 1024, where the consumers waited for it
 // behind the next work tile's Q, whose buffer frees only after this tile's last S GEMM). A work tile's Q
 // waits until both consumers ran their last S GEMM on the work tile that last used its buffer (with two buffers,
-// the one before the current).
+// the one before the current), or with Q_i in registers (Traits::kQInRegisters) until they loaded its fragments.
 template <typename Traits, bool kLongestFirst, bool kSplit>
 __device__ __forceinline__ void Produce(const SharedLayout<Traits>& smem, const CUtensorMap& q_map,
                                         const CUtensorMap& k_map, const CUtensorMap& v_map,
@@ -379,8 +379,8 @@ __device__ __forceinline__ void Produce(const SharedLayout<Traits>& smem, const 
       load_tile(k_map, smem.K(slot.stage), smem.KFull(slot.stage), (kv_first + j) * Traits::kBc, tile.head);
       if (j > 0) load_v(it - 1, kv_first + j - 1, tile.head);
     }
-    // The work tile's last V now, not after the next work tile's Q and K_0: with one Q buffer the next Q waits for
-    // this tile's last S GEMM, and P̃V of the last tile would wait for it and for the copy's latency after it.
+    // The work tile's last V now, not after the next work tile's Q and K_0: with one Q buffer in shared memory the
+    // next Q waits for this tile's last S GEMM, and P̃V of the last tile would wait for it and for the copy's latency.
     load_v(it - 1, kv_first + kv_count - 1, tile.head);
   }
 }
@@ -656,7 +656,8 @@ __device__ __forceinline__ bool MergeCutTile(float (&o)[Traits::kOAcc], float (&
 
 // S = Q_i K_jᵀ for this consumer's 64 rows: one m64n{B_c} wgmma per 32 bytes of a row (d/16 k-steps of k16 in
 // 16 bits, d/32 of k32 in fp8); k-step ks reads 32 bytes at (ks mod 4)·32 of column block ks / 4 of both
-// operands. Issued, not waited for. A k-step's descriptor is the tile's advanced by one addition (DescriptorAdvance)
+// operands, Q_i's from shared memory (SS) or, with Traits::kQInRegisters, from its fragments (RS). Issued, not
+// waited for. A k-step's descriptor is the tile's advanced by one addition (DescriptorAdvance)
 // instead of built from its address (a mask, shifts and ors each). H200 (kernels/README.md): d = 64 +2-8%, d = 256
 // +1-11% at most shapes, d = 128 within ±4% (2026-11-26); fp8 d = 128 +1-3% at all six shapes (2026-11-27, with ℓ
 // on the tensor cores; without it slower at five of six shapes, 3-10%, when it was built per k-step there).
@@ -716,7 +717,8 @@ __device__ __forceinline__ void IssueOutput(float (&o)[Traits::kOAcc],
 // producer, warpgroups 1 and 2 the consumers: consumer c owns rows 64c..64c+63 of Q_i, its warp w rows 16w.. of
 // those, and a lane rows g and g+8 of its warp's 16. Both sides walk the same work tiles and K/V tiles; the K/V
 // ring position `it` counts tiles over the block's whole life.
-// The traits of the kernel with these flags (kFlagThreeConsumers picks the consumer count, kFlagSelectMask the mask).
+// The traits of the kernel with these flags (kFlagThreeConsumers picks the consumer count, kFlagSelectMask the mask,
+// kFlagOverlapSoftmax whether Q_i may sit in registers).
 template <typename T, int kD, unsigned kFlags>
 using Flash3TraitsOf = Flash3Traits<T, kD, (kFlags & kFlagThreeConsumers) ? 3 : 2, (kFlags & kFlagSelectMask) != 0,
                                     (kFlags & kFlagOverlapSoftmax) != 0>;
@@ -737,6 +739,7 @@ __global__ void __launch_bounds__(Flash3TraitsOf<T, kD, kFlags>::kThreads, 1)
   static_assert(!kStageOInQ || kStagedStore, "a staging place only for the staged store");
   static_assert(!kStagedStore || Traits::kCanStageO || kStageOInQ, "no room for the O staging tile");
   static_assert(!kStageOInQ || Traits::kOBlockBytes == Traits::kQBlockBytes, "Q_i's column blocks hold O's");
+  static_assert(!kStageOInQ || !Traits::kQInRegisters, "Q_i's buffer, released early, would be loaded over O");
   static_assert(!kPingPong || kOverlap, "ping-pong hands over the overlapped loop's GEMM issues");
   static_assert(!kPingPong || Traits::kConsumers == 2, "ping-pong takes turns between two consumers");
   extern __shared__ unsigned char shared_raw[];
@@ -793,7 +796,8 @@ __global__ void __launch_bounds__(Flash3TraitsOf<T, kD, kFlags>::kThreads, 1)
       Produce<Traits, kLongestFirst, kSplit>(smem, q_map, k_map, v_map, params);
     }
   } else {
-    // ---- Consumer warpgroups: S = Q_i K_jᵀ (wgmma SS), online softmax in registers, O_i += P̃ V_j (wgmma RS).
+    // ---- Consumer warpgroups: S = Q_i K_jᵀ (wgmma SS, or RS with Q_i in registers), online softmax in registers,
+    // O_i += P̃ V_j (wgmma RS).
     SetMaxRegistersIncrease<Traits::kConsumerRegisters>();
     const int consumer = warpgroup - 1;
     const int warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
@@ -815,7 +819,7 @@ __global__ void __launch_bounds__(Flash3TraitsOf<T, kD, kFlags>::kThreads, 1)
       output_scale = params.descale[2];
     }
     const auto release = [&](std::uint32_t barrier) {
-      if (lane == 0) BarrierArrive(barrier);  // one arrival per warp, after the warp's wgmma wait
+      if (lane == 0) BarrierArrive(barrier);  // one arrival per warp, after the warp's wgmma wait or ldmatrix
     };
     // Ping-pong: named barrier 3 + c (after the warpgroups' own 1 and 2; 256 threads: consumer c waits, the other
     // arrives) is consumer c's turn to issue. Both consumers walk the same tiles, so they issue equally often:

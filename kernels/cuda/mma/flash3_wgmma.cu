@@ -12,8 +12,9 @@
 // What it changes versus flash2_mma (mma.sync, ldmatrix, cp.async issued by every thread):
 //   1. wgmma.mma_async: one warpgroup (4 warps, 128 threads) multiplies a 64-row slice of Q_i by a whole K_j
 //      tile in one asynchronous instruction stream reading both operands from shared memory (S = Q K_jᵀ,
-//      m64n128k16, d/16 of them); P̃ V_j takes P̃ from registers as the A operand (m64n{d}k16, B_c/16 of them;
-//      m64n{d + 8} where 8 columns of ones sum ℓ on the tensor cores, flash3_kernel.cuh).
+//      m64n128k16, d/16 of them; at d = 128 without the mask Q_i from registers); P̃ V_j takes P̃ from registers
+//      as the A operand (m64n{d}k16, B_c/16 of them; m64n{d + 8} where 8 columns of ones sum ℓ on the tensor cores,
+//      flash3_kernel.cuh).
 //      The S accumulators of a warp have the m16n8 layout of mma.sync, so P̃ is repacked in place as before.
 //   2. TMA: one thread copies a whole 128 × 64 box of Q, K or V per instruction through a tensor map (a
 //      __grid_constant__ kernel parameter), with the 128-byte swizzle wgmma reads without bank conflicts, rows

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Session 32, call 9: Q_i in registers at 16-bit d = 128 without the mask in the overlapped loop only ("ship", the form committed;
-# the serial-softmax kernels keep Q_i in shared memory) against a9f9f19 ("head"): the whole mma suite in 8 shards, the registry's GPU tests,
-# compute-sanitizer (memcheck on the default and serial-softmax kernels, racecheck on the default one, B·H = 134 so
-# that the persistent grid walks several work tiles a block), an A/B on flash3_wgmma d = 128 (2 rounds).
+# Session 32, call 9: Q_i in registers at 16-bit d = 128 without the mask in the overlapped loop only ("ship", the
+# form committed; the serial-softmax kernels keep Q_i in shared memory) against a9f9f19 ("head"): the whole mma suite
+# in 8 shards, the registry's GPU tests, compute-sanitizer (memcheck on the default and serial-softmax kernels,
+# racecheck on the default one, B·H = 134 so that the persistent grid walks several work tiles a block), an A/B on
+# flash3_wgmma d = 128 (2 rounds), and the SASS of every flash3 kernel against head's.
 set -u
 S=.device-s32
 for f in $S/*/*.xz; do xz -d -f -T8 "$f"; done
