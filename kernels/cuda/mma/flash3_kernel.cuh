@@ -690,10 +690,7 @@ __device__ __forceinline__ void LoadQFragments(std::uint32_t (&q)[Traits::kQStep
                                                std::uint32_t swizzle) {
 #pragma unroll
   for (int u = 0; u < Traits::kQSteps; ++u)
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-                 : "=r"(q[u][0]), "=r"(q[u][1]), "=r"(q[u][2]), "=r"(q[u][3])
-                 : "r"(row_address + (u / 4) * Traits::kQBlockBytes + (swizzle ^ (32u * (u % 4))))
-                 : "memory");
+    device::LoadMatrixX4(q[u], row_address + (u / 4) * Traits::kQBlockBytes + (swizzle ^ (32u * (u % 4))));
 }
 // O += P̃ V_j: B_c / k-step wgmma of m64n{d}, or m64n{d + 8} with ℓ's columns (Traits). 16 bits: V_j N-major
 // (d contiguous; a k-step is 16 keys · 128 bytes further, the leading byte offset is one 64-column block). fp8: V_jᵀ
@@ -853,8 +850,7 @@ __global__ void __launch_bounds__(Flash3TraitsOf<T, kD, kFlags>::kThreads, 1)
       BarrierWait(smem.QFull(q_buffer), static_cast<std::uint32_t>(local / Traits::kQBuffers) & 1u);
       const std::uint32_t q_consumer = q_consumer0 + q_buffer * Traits::kQBytes;
       // Q_i's buffer released once its fragments are in registers (read in the generic proxy; the next fill comes
-      // from the copy engine, the async proxy, hence the proxy fence before the release).
-      const bool release_q_early = Traits::kQInRegisters;
+      // from the copy engine, the async proxy, hence the proxy fence before the release), else after the last S GEMM.
       if constexpr (Traits::kQInRegisters) {
         LoadQFragments<Traits>(q_fragments, q_consumer + q_lane_row, q_lane_swizzle);
         PinRegisters(q_fragments);
@@ -876,7 +872,7 @@ __global__ void __launch_bounds__(Flash3TraitsOf<T, kD, kFlags>::kThreads, 1)
           WgmmaWait<0>();
           PinRegisters(s);
           release(smem.KEmpty(slot.stage));
-          if (!release_q_early && kv_count == 1) release(smem.QEmpty(q_buffer));
+          if (!Traits::kQInRegisters && kv_count == 1) release(smem.QEmpty(q_buffer));
           // O_i is 0: no rescale.
           SoftmaxTile<Traits>(s, row_max, row_sum, alpha, kv_col0, row_a, warp_row0, quad, scale_log2, params);
           PackP<T>(s, p);
@@ -902,7 +898,7 @@ __global__ void __launch_bounds__(Flash3TraitsOf<T, kD, kFlags>::kThreads, 1)
           WgmmaWait<1>();
           PinRegisters(s);
           release(smem.KEmpty(slot.stage));
-          if (!release_q_early && j + 1 == kv_count) release(smem.QEmpty(q_buffer));
+          if (!Traits::kQInRegisters && j + 1 == kv_count) release(smem.QEmpty(q_buffer));
           const bool rescale = SoftmaxTile<Traits>(s, row_max, row_sum, alpha, kv_col0 + j * kBc, row_a, warp_row0,
                                                    quad, scale_log2, params);
           if constexpr (Traits::kWaitAfterSoftmax)
@@ -939,7 +935,7 @@ __global__ void __launch_bounds__(Flash3TraitsOf<T, kD, kFlags>::kThreads, 1)
           WgmmaWait<0>();
           PinRegisters(s);
           release(smem.KEmpty(slot.stage));
-          if (!release_q_early && j + 1 == kv_count) release(smem.QEmpty(q_buffer));
+          if (!Traits::kQInRegisters && j + 1 == kv_count) release(smem.QEmpty(q_buffer));
           if (SoftmaxTile<Traits>(s, row_max, row_sum, alpha, kv_col0 + j * kBc, row_a, warp_row0, quad, scale_log2,
                                   params))
             Rescale(o_acc, alpha);
