@@ -232,6 +232,10 @@ struct Flash3Params {
   SplitSchedule split = {};
   float* partials = nullptr;
   unsigned* arrivals = nullptr;
+  // Longest first: DecodeWorkTile's divisors, set by LaunchFlash3Kernel from the fields above: section_heads ·
+  // q_tiles, section_heads and the last section's heads.
+  int heads = 0;
+  FastDivisor by_section_tiles, by_section_heads, by_last_section_heads;
 };
 
 // Work tile w: Q tile `rank` of head h (causal: rank 0 is the last, longest, Q tile). Head-major, w = h·T_r + rank,
@@ -250,13 +254,13 @@ __device__ __forceinline__ WorkTile DecodeWorkTile(int w, const Flash3Params& pa
   WorkTile tile;
   int rank;
   if constexpr (kLongestFirst) {
-    const int heads = params.work_tiles / params.q_tiles;
     const int section_tiles = params.section_heads * params.q_tiles;
-    const int section = w / section_tiles;
+    const int section = params.by_section_tiles.Divide(w);
     const int first_head = section * params.section_heads;
-    const int section_heads = min(params.section_heads, heads - first_head);
+    const bool last = params.heads - first_head < params.section_heads;  // a short last section
+    const int section_heads = last ? params.heads - first_head : params.section_heads;
     const int within = w - section * section_tiles;
-    rank = within / section_heads;
+    rank = (last ? params.by_last_section_heads : params.by_section_heads).Divide(within);
     tile.head = first_head + within - rank * section_heads;
   } else {
     tile.head = w / params.q_tiles;
@@ -1033,7 +1037,13 @@ cudaError_t LaunchFlash3Kernel(cudaStream_t stream, const CUtensorMap& q_map, co
   if (attribute_status != cudaSuccess) return attribute_status;
   if (multiprocessors <= 0) return cudaErrorInvalidDevice;
   const int blocks = persistent ? std::min(params.work_tiles, multiprocessors) : params.work_tiles;
-  kernel<<<blocks, Traits::kThreads, Traits::kSharedBytes, stream>>>(q_map, k_map, v_map, params);
+  Flash3Params launch_params = params;
+  launch_params.heads = params.work_tiles / params.q_tiles;
+  launch_params.by_section_tiles = MakeFastDivisor(params.section_heads * params.q_tiles);
+  launch_params.by_section_heads = MakeFastDivisor(params.section_heads);
+  const int last_section_heads = launch_params.heads % params.section_heads;
+  launch_params.by_last_section_heads = MakeFastDivisor(last_section_heads > 0 ? last_section_heads : 1);
+  kernel<<<blocks, Traits::kThreads, Traits::kSharedBytes, stream>>>(q_map, k_map, v_map, launch_params);
   return cudaGetLastError();
 }
 

@@ -10,7 +10,10 @@
 // least U units, so a work tile is cut at most once, between blocks b − 1 and b ("boundary" b): the two pieces each
 // keep their own running maximum, ℓ and unnormalized O, and the later to finish merges them (flash3_kernel.cuh).
 // The host runs the whole passes and the cut ones as two launches (flash3_fp8.cu says why).
+// Also here: FastDivisor, the longest-first work-tile decode's division by launch constants (flash3_kernel.cuh).
 #pragma once
+
+#include <cstdint>
 
 #if defined(__CUDACC__)
 #define FLASH3_SCHEDULE_FUNCTION __host__ __device__ __forceinline__
@@ -84,6 +87,31 @@ FLASH3_SCHEDULE_FUNCTION WorkPiece BlockPiece(const SplitSchedule& schedule, int
     piece.side = 0;
   }
   return piece;
+}
+
+// n / divisor for 0 ≤ n < 2^31 by one wide multiplication and a shift (Granlund and Montgomery, "Division by
+// invariant integers using multiplication", 1994): multiplier = ⌈2^shift / divisor⌉ with shift = 31 + ⌈log2 divisor⌉,
+// below 2^32 for every divisor ≥ 1, and multiplier·divisor − 2^shift < divisor makes the error n·(that)/2^shift less
+// than 1/divisor. The longest-first work-tile decode (flash3_kernel.cuh's DecodeWorkTile) divides by launch constants
+// three times a work tile in every warp, where an integer division is some twenty dependent instructions. H200,
+// 2026-11-27 (kernels/README.md), against the divisions, four rounds: geometric mean 1.008 over 17 causal persistent
+// shapes, fp8 causal +1-4%, 16-bit 0.99-1.02×. In the head-major decode too, fp8 d = 128 without the mask measured 3%
+// slower (its loop scheduled anew around it), so that one keeps its one division.
+struct FastDivisor {
+  std::uint32_t multiplier = 0;
+  std::uint32_t shift = 0;
+  FLASH3_SCHEDULE_FUNCTION int Divide(int n) const {
+    return static_cast<int>((static_cast<std::uint64_t>(static_cast<std::uint32_t>(n)) * multiplier) >> shift);
+  }
+};
+inline FastDivisor MakeFastDivisor(int divisor) {
+  FastDivisor fast;
+  std::uint32_t log2_ceiling = 0;
+  while ((1ull << log2_ceiling) < static_cast<std::uint64_t>(divisor)) ++log2_ceiling;
+  fast.shift = 31 + log2_ceiling;
+  fast.multiplier =
+      static_cast<std::uint32_t>(((1ull << fast.shift) + static_cast<std::uint64_t>(divisor) - 1) / divisor);
+  return fast;
 }
 
 }  // namespace flashviz::cuda::wgmma_detail

@@ -1,7 +1,8 @@
 // The persistent grid's split schedule (kernels/cuda/mma/flash3_schedule.h), on the host: every (work tile, K/V
 // tile) is taken exactly once, a cut work tile has two pieces on neighbouring blocks that name the same boundary,
-// and the busiest block's share is the even share, rounded up, where whole last passes would leave blocks idle.
-// Plain arithmetic: its own test program, built and run with a GPU or without (no label gpu).
+// and the busiest block's share is the even share, rounded up, where whole last passes would leave blocks idle; and the
+// work-tile decode's FastDivisor against the / operator. Plain arithmetic: its own test program, built and run with a
+// GPU or without (no label gpu).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -101,6 +102,33 @@ TEST(Flash3Schedule, TimedShapesLoseNoPass) {
   // Below the host's 16 K/V tiles a work tile, whole passes: N = 1024, 8192 work tiles of 8, 63 passes.
   const std::vector<int> short_tiles = WalkSchedule(8192, 8, 132, 16).block_units;
   EXPECT_EQ(*std::ranges::max_element(short_tiles), 63 * 8);
+}
+
+// FastDivisor gives n / d for every 0 ≤ n < 2^31: each divisor up to 4096 and those next to every power of two up to
+// 2^31 − 1, on the dividends at each end of the range and on both sides of quotient boundaries across it.
+TEST(FastDivisor, DividesLikeTheOperator) {
+  constexpr int kLargest = 0x7fffffff;
+  std::vector<int> divisors;
+  for (int d = 1; d <= 4096; ++d) divisors.push_back(d);
+  for (int k = 12; k <= 31; ++k) {
+    const long long power = 1ll << k;
+    for (long long d : {power - 1, power, power + 1})
+      if (d <= kLargest) divisors.push_back(static_cast<int>(d));
+  }
+  for (int d : divisors) {
+    const FastDivisor fast = MakeFastDivisor(d);
+    std::vector<long long> dividends = {0, 1, d - 1ll, d, d + 1ll, kLargest - 1ll, kLargest};
+    const long long top = static_cast<long long>(kLargest) / d * d;
+    dividends.insert(dividends.end(), {top - 1, top});
+    for (long long step = 1; step <= 64; ++step) {  // quotient boundaries spread over the range
+      const long long boundary = static_cast<long long>(kLargest) / 64 * step / d * d;
+      dividends.insert(dividends.end(), {boundary - 1, boundary});
+    }
+    for (long long n : dividends) {
+      if (n < 0 || n > kLargest) continue;
+      ASSERT_EQ(fast.Divide(static_cast<int>(n)), static_cast<int>(n / d)) << n << " / " << d;
+    }
+  }
 }
 
 }  // namespace
