@@ -232,8 +232,8 @@ struct Flash3Params {
   SplitSchedule split = {};
   float* partials = nullptr;
   unsigned* arrivals = nullptr;
-  // Longest first: DecodeWorkTile's divisors, set by LaunchFlash3Kernel from the fields above: section_heads ·
-  // q_tiles, section_heads and the last section's heads.
+  // Longest first (kFlagLongestFirst): B·H, and DecodeWorkTile's divisors, set by LaunchFlash3Kernel from the fields
+  // above: section_heads · q_tiles, section_heads and the last section's heads.
   int heads = 0;
   FastDivisor by_section_tiles, by_section_heads, by_last_section_heads;
 };
@@ -1038,11 +1038,13 @@ cudaError_t LaunchFlash3Kernel(cudaStream_t stream, const CUtensorMap& q_map, co
   if (multiprocessors <= 0) return cudaErrorInvalidDevice;
   const int blocks = persistent ? std::min(params.work_tiles, multiprocessors) : params.work_tiles;
   Flash3Params launch_params = params;
-  launch_params.heads = params.work_tiles / params.q_tiles;
-  launch_params.by_section_tiles = MakeFastDivisor(params.section_heads * params.q_tiles);
-  launch_params.by_section_heads = MakeFastDivisor(params.section_heads);
-  const int last_section_heads = launch_params.heads % params.section_heads;
-  launch_params.by_last_section_heads = MakeFastDivisor(last_section_heads > 0 ? last_section_heads : 1);
+  if constexpr ((kFlags & kFlagLongestFirst) != 0) {
+    launch_params.heads = params.work_tiles / params.q_tiles;
+    launch_params.by_section_tiles = MakeFastDivisor(params.section_heads * params.q_tiles);
+    launch_params.by_section_heads = MakeFastDivisor(params.section_heads);
+    const int last_section_heads = launch_params.heads % params.section_heads;
+    launch_params.by_last_section_heads = MakeFastDivisor(last_section_heads > 0 ? last_section_heads : 1);
+  }
   kernel<<<blocks, Traits::kThreads, Traits::kSharedBytes, stream>>>(q_map, k_map, v_map, launch_params);
   return cudaGetLastError();
 }

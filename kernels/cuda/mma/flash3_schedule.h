@@ -91,8 +91,9 @@ FLASH3_SCHEDULE_FUNCTION WorkPiece BlockPiece(const SplitSchedule& schedule, int
 
 // n / divisor for 0 ≤ n < 2^31 by one wide multiplication and a shift (Granlund and Montgomery, "Division by
 // invariant integers using multiplication", 1994): multiplier = ⌈2^shift / divisor⌉ with shift = 31 + ⌈log2 divisor⌉,
-// below 2^32 for every divisor ≥ 1, and multiplier·divisor − 2^shift < divisor makes the error n·(that)/2^shift less
-// than 1/divisor. The longest-first work-tile decode (flash3_kernel.cuh's DecodeWorkTile) divides by launch constants
+// below 2^32 for every divisor ≥ 1. With e = multiplier·divisor − 2^shift < divisor ≤ 2^(shift − 31), n·multiplier /
+// 2^shift = n / divisor + n·e / (divisor·2^shift), and n·e < 2^shift keeps that excess under 1/divisor: the floor is
+// n / divisor's. The longest-first work-tile decode (flash3_kernel.cuh's DecodeWorkTile) divides by launch constants
 // three times a work tile in every warp, where an integer division is some twenty dependent instructions. H200,
 // 2026-11-27 (kernels/README.md), against the divisions, four rounds: geometric mean 1.008 over 17 causal persistent
 // shapes, fp8 causal +1-4%, 16-bit 0.99-1.02×. In the head-major decode too, fp8 d = 128 without the mask measured 3%
