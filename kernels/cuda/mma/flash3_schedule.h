@@ -13,6 +13,7 @@
 // Also here: FastDivisor, the longest-first work-tile decode's division by launch constants (flash3_kernel.cuh).
 #pragma once
 
+#include <bit>
 #include <cstdint>
 
 #if defined(__CUDACC__)
@@ -107,9 +108,7 @@ struct FastDivisor {
 };
 inline FastDivisor MakeFastDivisor(int divisor) {
   FastDivisor fast;
-  std::uint32_t log2_ceiling = 0;
-  while ((1ull << log2_ceiling) < static_cast<std::uint64_t>(divisor)) ++log2_ceiling;
-  fast.shift = 31 + log2_ceiling;
+  fast.shift = 31 + std::bit_width(static_cast<std::uint32_t>(divisor) - 1u);  // 31 + ⌈log2 divisor⌉
   fast.multiplier =
       static_cast<std::uint32_t>(((1ull << fast.shift) + static_cast<std::uint64_t>(divisor) - 1) / divisor);
   return fast;
