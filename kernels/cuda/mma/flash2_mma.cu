@@ -20,6 +20,8 @@
 //      for the mask; warps whose rows all precede a tile skip it; the longest Q tiles are scheduled first.
 //   Tried and kept off (lazy-rescale bit): skipping O_i ← α·O_i when no row max moved, 1.02× / 1.02× slower.
 // It mirrors FlashAttention-2 (Dao, 2023): Algorithm 1 with the Q-outer loop, warps splitting Q rather than K.
+// The kernel that ships (options = 0) is flash2_mma_kernel.cuh, the default configuration alone; the options bits run
+// ablation/flash2_mma_ablation.cuh, the same kernel with each step above a compile-time switch.
 //
 // Measured: kernels/README.md, "flash2_mma and flash3_wgmma" (the tables are written from the run folders in
 // docs/results/, the experiments that chose this code are listed there).

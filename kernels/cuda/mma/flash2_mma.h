@@ -13,6 +13,7 @@ namespace flashviz::cuda {
 
 // AttentionArgs::options bits: each flips ONE choice of the shipped kernel (0), so its gain can be measured on the
 // same code: bits 0-2 switch an optimization off, 3-4 pick the other register/warp layout, 5-7 turn a trial on.
+// Any bit runs the ablation kernels (kernels/cuda/mma/ablation/flash2_mma_ablation.cuh).
 enum Flash2MmaOption : unsigned {
   // Shared-memory tiles stored row after row instead of with the XOR swizzle (16-byte chunk c of row r at
   // c ^ (r mod 8)): every ldmatrix phase then reads 8 rows of the same bank group, an 8-way bank conflict.

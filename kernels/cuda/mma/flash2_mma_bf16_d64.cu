@@ -1,11 +1,14 @@
-// flash2_mma's kernels for bf16, d = 64: all 2^kFlagCount option combinations, in a file of their own so the
-// four (dtype, d) groups compile in parallel. The kernel is flash2_mma_kernel.cuh; the story, flash2_mma.cu.
+// flash2_mma's kernels for bf16, d = 64: the shipped one (flash2_mma_kernel.cuh) and the ablation study's 2^kFlagCount
+// (ablation/flash2_mma_ablation.cuh), in a file of their own so that the four (dtype, d) groups compile in parallel.
+// The story is flash2_mma.cu.
+#include "kernels/cuda/mma/ablation/flash2_mma_ablation.cuh"
 #include "kernels/cuda/mma/flash2_mma_kernel.cuh"
 
 namespace flashviz::cuda::mma_detail {
 
 cudaError_t LaunchFlash2MmaBf16D64(const AttentionArgs& args, float scale_log2) {
-  return DispatchFlash2Mma<__nv_bfloat16, 64>(args, scale_log2);
+  return args.options == 0 ? LaunchShippedFlash2Mma<__nv_bfloat16, 64>(args, scale_log2)
+                           : LaunchFlash2MmaAblation<__nv_bfloat16, 64>(args, scale_log2);
 }
 
 }  // namespace flashviz::cuda::mma_detail

@@ -1,12 +1,13 @@
-// The flash2_mma kernel template (included by the instantiation files flash2_mma_{fp16,bf16}_d{64,128}.cu).
-// flash2_mma.cu holds the story (what changes versus flash2_wmma, the measured numbers) and the dispatch.
+// The flash2_mma kernel that ships (included by the instantiation files flash2_mma_{fp16,bf16}_d{64,128}.cu).
+// flash2_mma.cu holds the story (what changes versus flash2_wmma, the measured numbers); the same kernel with one
+// switch per step, which the options bits run to measure each step, is ablation/flash2_mma_ablation.cuh.
 //
 // [SECTION] index
 //   1. PTX wrappers: cp.async, ldmatrix, mma.sync, ex2
 //   2. Flags and traits: tile sizes, shared-memory layout, the XOR swizzle; one warp's S_ij, rescale and P̃_ij V_j
-//      (ring_attend, kernels/cuda/ring, shares them)
+//      (ring_attend, kernels/cuda/ring, shares them); the flags that ship for each d
 //   3. The kernel: per Q tile i, loop over K_j/V_j; S_ij, online softmax and O_i in registers
-//   4. Host launch: options word → flags → one of 2^kFlagCount kernels
+//   4. Host launch
 //
 // Fragment layouts used below (PTX ISA, "Matrix fragments for mma.m16n8k16"), lane = 0..31, g = lane / 4,
 // c = lane % 4:
@@ -218,258 +219,87 @@ __device__ __forceinline__ void AccumulateOutput(float (&o_acc)[kM][kOTiles][4],
   }
 }
 
-// ---------------------------------------------------------------------------------------------------------
-// [SECTION] 3. The kernel
-// ---------------------------------------------------------------------------------------------------------
+// The mask on one warp's S_ij (rows g and g + 8 of each m16 tile from warp_row0; lane column pair 2c): −∞ for keys
+// past N and (causal) past the row. Only where needed: on the tile that crosses N, and (causal) on tiles that cross
+// this warp's diagonal.
+template <int kM, int kSTiles>
+__device__ __forceinline__ void MaskScores(float (&s)[kM][kSTiles][4], int kv_col0, int warp_row0, int g, int c, int n,
+                                           bool causal) {
+  constexpr int kBc = kSTiles * 8;
+  const bool crosses_n = kv_col0 + kBc > n;
+  const bool crosses_diagonal = causal && kv_col0 + kBc - 1 > warp_row0;
+  if (crosses_n || crosses_diagonal) {
+#pragma unroll
+    for (int mi = 0; mi < kM; ++mi) {
+      const int row_a = warp_row0 + mi * 16 + g, row_b = row_a + 8;
+#pragma unroll
+      for (int t = 0; t < kSTiles; ++t) {
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          const int col = kv_col0 + t * 8 + 2 * c + e;
+          const bool out = col >= n;
+          if (out || (causal && col > row_a)) s[mi][t][e] = -INFINITY;
+          if (out || (causal && col > row_b)) s[mi][t][2 + e] = -INFINITY;
+        }
+      }
+    }
+  }
+}
 
-template <typename T>
-struct Flash2MmaParams {
-  const T* q;
-  const T* k;
-  const T* v;
-  T* o;
-  int n;
-  float scale_log2;  // scale · log2(e): exp(scale·s − scale·m) = 2^(s·scale_log2 − m·scale_log2), one FFMA + EX2
-  bool causal;
-  // kFlash2MmaStagger: blocks with linear index in [stagger_first, stagger_end) sleep stagger_ns before starting.
-  int stagger_first;
-  int stagger_end;
-  unsigned stagger_ns;
-};
+// The online softmax's statistics for one warp's rows and one tile: m_new = max(m_old, rowmax S_ij),
+// α = e^(scale·(m_old − m_new)), ℓ ← α·ℓ, and each row's offset scale·m_new for P̃_ij = e^(scale·(S_ij − m_new)).
+// Returns whether any row's maximum moved (α ≠ 1).
+template <int kM, int kSTiles>
+__device__ __forceinline__ bool MoveRowMaxima(const float (&s)[kM][kSTiles][4], float (&row_max)[kM][2],
+                                              float (&row_sum)[kM][2], float (&max_scaled)[kM][2],
+                                              float (&alpha)[kM][2], float scale_log2) {
+  bool any_max_moved = false;
+#pragma unroll
+  for (int mi = 0; mi < kM; ++mi) {
+    float tile_max[2] = {row_max[mi][0], row_max[mi][1]};
+#pragma unroll
+    for (int t = 0; t < kSTiles; ++t) {
+      tile_max[0] = fmaxf(tile_max[0], fmaxf(s[mi][t][0], s[mi][t][1]));
+      tile_max[1] = fmaxf(tile_max[1], fmaxf(s[mi][t][2], s[mi][t][3]));
+    }
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      // The four lanes of a quad hold the row's B_c columns between them.
+      tile_max[r] = fmaxf(tile_max[r], __shfl_xor_sync(0xffffffffu, tile_max[r], 1));
+      tile_max[r] = fmaxf(tile_max[r], __shfl_xor_sync(0xffffffffu, tile_max[r], 2));
+      // A row with every key so far masked keeps m = −∞; subtract 0 then so that no −∞ − (−∞) = NaN appears.
+      max_scaled[mi][r] = tile_max[r] == -INFINITY ? 0.0f : tile_max[r] * scale_log2;
+      const bool moved = tile_max[r] != row_max[mi][r];
+      any_max_moved |= moved;
+      alpha[mi][r] = moved ? FastExp2(row_max[mi][r] * scale_log2 - max_scaled[mi][r]) : 1.0f;
+      row_max[mi][r] = tile_max[r];
+      row_sum[mi][r] *= alpha[mi][r];
+    }
+  }
+  return any_max_moved;
+}
 
-// Grid: x = Q tile index (reversed when causal, so the longest rows start first), y = batch·head.
-// Warp w owns rows [w·16·kMTiles, (w+1)·16·kMTiles) of Q_i; its m16 tile mi holds rows 16·mi.. of those, and a
-// lane holds rows g and g+8 of each m16 tile (g = lane / 4).
-template <typename T, int kD, unsigned kFlags, int kKeysPerTile>
-__global__ void __launch_bounds__(Flash2MmaTraits<kD, kFlags, kKeysPerTile>::kThreads,
-                                  Flash2MmaTraits<kD, kFlags, kKeysPerTile>::kMinBlocksPerSm)
-    Flash2MmaKernel(const Flash2MmaParams<T> params) {
-  using Traits = Flash2MmaTraits<kD, kFlags, kKeysPerTile>;
-  constexpr bool kSwizzle = (kFlags & kFlagSwizzle) != 0;
-  constexpr bool kPipeline = Traits::kPipeline;
-  constexpr bool kPInRegisters = Traits::kPInRegisters;
-  constexpr bool kQInRegisters = (kFlags & kFlagQInRegisters) != 0;
-  constexpr bool kLazyRescale = (kFlags & kFlagLazyRescale) != 0;
-  constexpr int kM = Traits::kMTiles, kRowsPerWarp = Traits::kRowsPerWarp;
-  constexpr int kBr = Traits::kBr, kBc = Traits::kBc, kThreads = Traits::kThreads;
-  constexpr int kKSteps = kD / 16;                      // k-steps of S_ij = Q_i K_jᵀ (over d)
-  constexpr int kSTiles = kBc / 8;                      // n8 tiles of S_ij per m16 tile
-  constexpr int kPVSteps = kBc / 16;                    // k-steps of P̃_ij V_j (over keys)
-  constexpr int kOTiles = kD / 8;                       // n8 tiles of O_i per m16 tile
-  constexpr int kQSlots = kQInRegisters ? kKSteps : 1;  // a one-slot placeholder when Q_i stays in shared memory
-
-  extern __shared__ __align__(1024) unsigned char shared[];  // 1024: see ChunkAddress
-  const std::uint32_t shared_q = SharedAddress(shared);
-  const std::uint32_t shared_k = shared_q + Traits::kQBytes;
-  const std::uint32_t shared_v = shared_k + (kPipeline ? 2 : 1) * Traits::kKVTileBytes;
-  const std::uint32_t shared_p = shared_v + (kPipeline ? 2 : 1) * Traits::kKVTileBytes;
-  // The XOR addressing (ChunkAddress) needs the 1024-byte alignment asked for above; stop loudly if not given.
-  if (shared_q % 1024 != 0) __trap();
-
-  const int thread = threadIdx.x, warp = thread / 32, lane = thread % 32;
-  const int n = params.n;
-  const int q_tile = params.causal ? static_cast<int>(gridDim.x - 1 - blockIdx.x) : static_cast<int>(blockIdx.x);
-  const int q_row0 = q_tile * kBr;                     // first row of Q_i
-  const int warp_row0 = q_row0 + warp * kRowsPerWarp;  // first row this warp owns
-  const std::size_t head = static_cast<std::size_t>(blockIdx.y) * n * kD;
-  const T* q_head = params.q + head;
-  const T* k_head = params.k + head;
-  const T* v_head = params.v + head;
-
-  // Stagger (option): the first wave's second block on each multiprocessor starts half a tile late.
-  const int linear_block = static_cast<int>(blockIdx.y * gridDim.x + blockIdx.x);
-  if (linear_block >= params.stagger_first && linear_block < params.stagger_end) __nanosleep(params.stagger_ns);
-
-  // T_c for this Q tile: causal rows never look past their own index, so tiles beyond the diagonal are skipped.
-  const int last_key = params.causal ? min(n, q_row0 + kBr) - 1 : n - 1;
-  const int kv_tiles = last_key / kBc + 1;
-
-  // Q_i, K_0, V_0 in one cp.async group.
-  LoadTileAsync<kD, kBr, kThreads, kSwizzle>(shared_q, q_head + static_cast<std::size_t>(q_row0) * kD, n - q_row0,
-                                             thread);
-  LoadTileAsync<kD, kBc, kThreads, kSwizzle>(shared_k, k_head, n, thread);
-  LoadTileAsync<kD, kBc, kThreads, kSwizzle>(shared_v, v_head, n, thread);
-  CopyAsyncCommit();
-
-  // Per-lane base addresses of the ldmatrix operands (row within a 16-row group, chunk within a chunk pair);
-  // every such row index is ≡ lane (mod 8), which is what the swizzle keys on.
-  constexpr int kRowBytes = kD * 2, kPRowBytes = kBc * 2;
-  const int lane_mod8 = lane % 8;
-  // Q_i (A operand): lanes 0-15 rows 0-15 at chunk 2k, lanes 16-31 the same rows at chunk 2k+1.
-  const int a_row = lane % 16, a_chunk = lane / 16;
-  const std::uint32_t q_lane =
-      shared_q + (warp * kRowsPerWarp + a_row) * kRowBytes + LaneChunkBytes<kSwizzle>(a_chunk, lane_mod8);
-  // K_j (B operand of S): lanes 0-7 keys 0-7 chunk 2k, 8-15 keys 0-7 chunk 2k+1, 16-23 keys 8-15 chunk 2k,
-  // 24-31 keys 8-15 chunk 2k+1 → registers {b0, b1} of key tile 0, {b0, b1} of key tile 1.
-  const int k_row = (lane / 16) * 8 + lane % 8, k_chunk = (lane / 8) % 2;
-  const std::uint32_t k_lane = shared_k + k_row * kRowBytes + LaneChunkBytes<kSwizzle>(k_chunk, lane_mod8);
-  // V_j (B operand of P̃V, transposed): lanes 0-7 keys 0-7 chunk 2u, 8-15 keys 8-15 chunk 2u, 16-23 keys 0-7
-  // chunk 2u+1, 24-31 keys 8-15 chunk 2u+1 → {b0, b1} of d tile 2u, {b0, b1} of d tile 2u+1.
-  const int v_row = lane % 16, v_chunk = lane / 16;
-  const std::uint32_t v_lane = shared_v + v_row * kRowBytes + LaneChunkBytes<kSwizzle>(v_chunk, lane_mod8);
-  // P̃_ij through shared memory (option): this warp's kRowsPerWarp × B_c slice, read back like Q_i.
-  const std::uint32_t warp_p = shared_p + warp * kRowsPerWarp * kPRowBytes;
-  const std::uint32_t p_load_lane = warp_p + a_row * kPRowBytes + LaneChunkBytes<kSwizzle>(a_chunk, lane_mod8);
-
-  std::uint32_t q_fragment[kM][kQSlots][4];
-  float o_acc[kM][kOTiles][4];
+// P̃_ij = 2^(scale·log2e·S_ij − scale·log2e·m_new) in place of S_ij (one FFMA and one MUFU.EX2 each), added into the
+// lane's part of ℓ (the quad's four partial sums are joined once, at the end: α rescales all four alike).
+template <int kM, int kSTiles>
+__device__ __forceinline__ void ExponentiateScores(float (&s)[kM][kSTiles][4], float (&row_sum)[kM][2],
+                                                   const float (&max_scaled)[kM][2], float scale_log2) {
 #pragma unroll
   for (int mi = 0; mi < kM; ++mi)
 #pragma unroll
-    for (int t = 0; t < kOTiles; ++t) o_acc[mi][t][0] = o_acc[mi][t][1] = o_acc[mi][t][2] = o_acc[mi][t][3] = 0.0f;
-  // Rows g and g+8 of each m16 tile: running max m_i (raw score units) and this lane's part of ℓ_i
-  // (the quad's four partial sums are added once, at the end: α rescales all four alike).
-  float row_max[kM][2], row_sum[kM][2];
+    for (int t = 0; t < kSTiles; ++t)
 #pragma unroll
-  for (int mi = 0; mi < kM; ++mi) {
-    row_max[mi][0] = row_max[mi][1] = -INFINITY;
-    row_sum[mi][0] = row_sum[mi][1] = 0.0f;
-  }
-  const float scale_log2 = params.scale_log2;
-  const int g = lane / 4, c = lane % 4;
-  const bool warp_has_rows = warp_row0 < n;
-
-  for (int j = 0; j < kv_tiles; ++j) {
-    const int stage = kPipeline ? (j & 1) : 0;
-    const int kv_col0 = j * kBc;
-    if constexpr (!kPipeline) {
-      if (j > 0) {
-        __syncthreads();  // every warp is done with K_{j−1}, V_{j−1}: the one buffer may be overwritten
-        LoadTileAsync<kD, kBc, kThreads, kSwizzle>(shared_k, k_head + static_cast<std::size_t>(kv_col0) * kD,
-                                                   n - kv_col0, thread);
-        LoadTileAsync<kD, kBc, kThreads, kSwizzle>(shared_v, v_head + static_cast<std::size_t>(kv_col0) * kD,
-                                                   n - kv_col0, thread);
-        CopyAsyncCommit();
+      for (int e = 0; e < 4; ++e) {
+        s[mi][t][e] = FastExp2(fmaf(s[mi][t][e], scale_log2, -max_scaled[mi][e / 2]));
+        row_sum[mi][e / 2] += s[mi][t][e];
       }
-    }
-    CopyAsyncWaitAll();
-    // K_j, V_j (and Q_i at j = 0) copied by every thread are visible to all; with two buffers this barrier
-    // also means every warp finished tile j−1, so its buffer can take tile j+1.
-    __syncthreads();
-    if constexpr (kPipeline) {
-      if (j + 1 < kv_tiles) {
-        const int next_col0 = kv_col0 + kBc;
-        const int next = (j + 1) & 1;
-        LoadTileAsync<kD, kBc, kThreads, kSwizzle>(shared_k + next * Traits::kKVTileBytes,
-                                                   k_head + static_cast<std::size_t>(next_col0) * kD, n - next_col0,
-                                                   thread);
-        LoadTileAsync<kD, kBc, kThreads, kSwizzle>(shared_v + next * Traits::kKVTileBytes,
-                                                   v_head + static_cast<std::size_t>(next_col0) * kD, n - next_col0,
-                                                   thread);
-        CopyAsyncCommit();
-      }
-    }
-    if constexpr (kQInRegisters) {
-      if (j == 0) {
-#pragma unroll
-        for (int mi = 0; mi < kM; ++mi)
-#pragma unroll
-          for (int ks = 0; ks < kKSteps; ++ks)
-            LoadMatrixX4(q_fragment[mi][ks], ChunkAddress<kSwizzle>(q_lane, ks * 32) + mi * 16 * kRowBytes);
-      }
-    }
-    // A warp whose rows are all padding, or (causal) all before this tile's first key, has nothing to add.
-    if (!warp_has_rows || (params.causal && kv_col0 > warp_row0 + kRowsPerWarp - 1)) continue;
+}
 
-    const std::uint32_t stage_k_lane = k_lane + stage * Traits::kKVTileBytes;
-    const std::uint32_t stage_v_lane = v_lane + stage * Traits::kKVTileBytes;
-
-    // S_ij = Q_i K_jᵀ for this warp's rows: kM × kSTiles tiles of 16×8, fp32.
-    float s[kM][kSTiles][4];
-    WarpScores<T, kM, kSTiles, kKSteps, kRowBytes, kSwizzle, kQInRegisters>(s, q_fragment, q_lane, stage_k_lane);
-
-    // Mask only where needed: the tile that crosses N, and (causal) tiles that cross this warp's diagonal.
-    const bool crosses_n = kv_col0 + kBc > n;
-    const bool crosses_diagonal = params.causal && kv_col0 + kBc - 1 > warp_row0;
-    if (crosses_n || crosses_diagonal) {
-#pragma unroll
-      for (int mi = 0; mi < kM; ++mi) {
-        const int row_a = warp_row0 + mi * 16 + g, row_b = row_a + 8;
-#pragma unroll
-        for (int t = 0; t < kSTiles; ++t) {
-#pragma unroll
-          for (int e = 0; e < 2; ++e) {
-            const int col = kv_col0 + t * 8 + 2 * c + e;
-            const bool out = col >= n;
-            if (out || (params.causal && col > row_a)) s[mi][t][e] = -INFINITY;
-            if (out || (params.causal && col > row_b)) s[mi][t][2 + e] = -INFINITY;
-          }
-        }
-      }
-    }
-
-    // Online softmax: m_new = max(m_old, rowmax S_ij); α = e^(scale·(m_old − m_new)); P̃_ij = e^(scale·(S_ij − m_new)).
-    float max_scaled[kM][2], alpha[kM][2];
-    bool any_max_moved = false;
-#pragma unroll
-    for (int mi = 0; mi < kM; ++mi) {
-      float tile_max[2] = {row_max[mi][0], row_max[mi][1]};
-#pragma unroll
-      for (int t = 0; t < kSTiles; ++t) {
-        tile_max[0] = fmaxf(tile_max[0], fmaxf(s[mi][t][0], s[mi][t][1]));
-        tile_max[1] = fmaxf(tile_max[1], fmaxf(s[mi][t][2], s[mi][t][3]));
-      }
-#pragma unroll
-      for (int r = 0; r < 2; ++r) {
-        // The four lanes of a quad hold the row's B_c columns between them.
-        tile_max[r] = fmaxf(tile_max[r], __shfl_xor_sync(0xffffffffu, tile_max[r], 1));
-        tile_max[r] = fmaxf(tile_max[r], __shfl_xor_sync(0xffffffffu, tile_max[r], 2));
-        // A row with every key so far masked keeps m = −∞; subtract 0 then so that no −∞ − (−∞) = NaN appears.
-        max_scaled[mi][r] = tile_max[r] == -INFINITY ? 0.0f : tile_max[r] * scale_log2;
-        const bool moved = tile_max[r] != row_max[mi][r];
-        any_max_moved |= moved;
-        alpha[mi][r] = moved ? FastExp2(row_max[mi][r] * scale_log2 - max_scaled[mi][r]) : 1.0f;
-        row_max[mi][r] = tile_max[r];
-        row_sum[mi][r] *= alpha[mi][r];
-      }
-    }
-    // O_i ← diag(α) O_i. With the lazy rescale the warp skips it when no row's max moved (every α is exactly 1,
-    // so the result is bit-identical); after the first few tiles of random data that is most tiles.
-    if (!kLazyRescale || __any_sync(0xffffffffu, any_max_moved)) RescaleRows(o_acc, alpha);
-#pragma unroll
-    for (int mi = 0; mi < kM; ++mi)
-#pragma unroll
-      for (int t = 0; t < kSTiles; ++t)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          s[mi][t][e] = FastExp2(fmaf(s[mi][t][e], scale_log2, -max_scaled[mi][e / 2]));
-          row_sum[mi][e / 2] += s[mi][t][e];
-        }
-
-    // O_i += P̃_ij V_j. The A operand of k-step u (keys 16u..16u+15) is S tiles 2u and 2u+1, repacked.
-    if constexpr (!kPInRegisters) {
-      __syncwarp();  // the lanes finished reading last tile's P̃ (ldmatrix below) before it is overwritten
-      // Row g, chunk t (cols 8t..8t+7), bytes 4c..4c+3 of the chunk (cols 2c, 2c+1); row g+8 is 8 rows down.
-      const std::uint32_t p_store_lane = warp_p + g * kPRowBytes + LaneChunkBytes<kSwizzle>(0, g % 8) + 4 * c;
-#pragma unroll
-      for (int mi = 0; mi < kM; ++mi)
-#pragma unroll
-        for (int t = 0; t < kSTiles; ++t) {
-          const std::uint32_t top = PackPair<T>(s[mi][t][0], s[mi][t][1]);
-          const std::uint32_t bottom = PackPair<T>(s[mi][t][2], s[mi][t][3]);
-          const std::uint32_t address = ChunkAddress<kSwizzle>(p_store_lane, t * 16) + mi * 16 * kPRowBytes;
-          asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(address), "r"(top));
-          asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(address + 8 * kPRowBytes), "r"(bottom));
-        }
-      __syncwarp();  // P̃ written by all lanes before any lane reads a fragment of it
-    }
-#pragma unroll
-    for (int u = 0; u < kPVSteps; ++u) {
-      std::uint32_t p[kM][4];
-      if constexpr (kPInRegisters) {
-        PackProbabilities<T>(p, s, u);
-      } else {
-#pragma unroll
-        for (int mi = 0; mi < kM; ++mi)
-          LoadMatrixX4(p[mi], ChunkAddress<kSwizzle>(p_load_lane, u * 32) + mi * 16 * kPRowBytes);
-      }
-      AccumulateOutput<T, kM, kOTiles, kRowBytes, kSwizzle>(o_acc, p, stage_v_lane, u);
-    }
-  }
-
-  // O_i = diag(ℓ_i)⁻¹ O_i, written straight from the accumulators (rows ≥ N are padding and never stored).
-  if (!warp_has_rows) return;
-  T* o_head = params.o + head;
+// O_i = diag(ℓ_i)⁻¹ O_i for one warp's rows, written straight from the accumulators in 4-byte pairs (rows ≥ N are
+// padding and never stored).
+template <typename T, int kD, int kM, int kOTiles>
+__device__ __forceinline__ void StoreOutput(T* o_head, const float (&o_acc)[kM][kOTiles][4],
+                                            const float (&row_sum)[kM][2], int warp_row0, int g, int c, int n) {
 #pragma unroll
   for (int mi = 0; mi < kM; ++mi) {
     float inverse_sum[2];
@@ -494,10 +324,6 @@ __global__ void __launch_bounds__(Flash2MmaTraits<kD, kFlags, kKeysPerTile>::kTh
   }
 }
 
-// ---------------------------------------------------------------------------------------------------------
-// [SECTION] 4. Host launch: options word → flags → one of 2^kFlagCount kernels
-// ---------------------------------------------------------------------------------------------------------
-
 // The warp shape and Q_i placement that ship for each d (options = 0), chosen from the H200 measurements in
 // kernels/README.md (run of 2026-11-21, every combination timed at every N): 32 rows a warp (4 warps,
 // FlashAttention-2's own warp shape) for both d; Q_i in registers at d = 64 (no spills at 168 registers), re-read
@@ -506,51 +332,182 @@ inline constexpr unsigned kFlash2MmaDefaultShapeD64 = kFlagTwoMTiles | kFlagQInR
 inline constexpr unsigned kFlash2MmaDefaultShapeD128 = kFlagTwoMTiles;
 
 template <int kD>
-constexpr unsigned DefaultFlags() {
+__host__ __device__ constexpr unsigned DefaultFlags() {
   // The lazy rescale is off by default: measured 0-5% slower (the vote and branch cut the block that ptxas
   // schedules the exponentials and the P̃V mma in), so it stays a switch, not a step.
   constexpr unsigned kAlways = kFlagSwizzle | kFlagPipeline | kFlagPInRegisters;
   return kD == 64 ? (kAlways | kFlash2MmaDefaultShapeD64) : (kAlways | kFlash2MmaDefaultShapeD128);
 }
 
-// Each options bit flips one flag of the default (so options = 0 is the default, and a bit always means
-// "the other choice" for that one decision).
-constexpr unsigned FlagsForOptions(unsigned default_flags, unsigned options) {
-  unsigned flip = 0;
-  if (options & kFlash2MmaNoSwizzle) flip |= kFlagSwizzle;
-  if (options & kFlash2MmaNoPipeline) flip |= kFlagPipeline;
-  if (options & kFlash2MmaPThroughSmem) flip |= kFlagPInRegisters;
-  if (options & kFlash2MmaOtherQPlacement) flip |= kFlagQInRegisters;
-  if (options & kFlash2MmaOtherWarpRows) flip |= kFlagTwoMTiles;
-  if (options & kFlash2MmaLazyRescale) flip |= kFlagLazyRescale;
-  return default_flags ^ flip;  // kFlash2MmaStagger is a launch parameter, not a flag
-}
+// ---------------------------------------------------------------------------------------------------------
+// [SECTION] 3. The kernel
+// ---------------------------------------------------------------------------------------------------------
 
-template <typename T, int kD, unsigned kFlags, int kKeysPerTile = 64>
-cudaError_t LaunchFlash2MmaFlags(const Flash2MmaParams<T>& params, int batch_heads, cudaStream_t stream) {
-  using Traits = Flash2MmaTraits<kD, kFlags, kKeysPerTile>;
-  auto* kernel = &Flash2MmaKernel<T, kD, kFlags, kKeysPerTile>;
-  // More than 48 KB of dynamic shared memory must be asked for once per kernel.
-  static const cudaError_t attribute_status =
-      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Traits::kSharedBytes);
-  if (attribute_status != cudaSuccess) return attribute_status;
-  const dim3 grid((params.n + Traits::kBr - 1) / Traits::kBr, batch_heads);
-  kernel<<<grid, Traits::kThreads, Traits::kSharedBytes, stream>>>(params);
-  return cudaGetLastError();
-}
+template <typename T>
+struct Flash2MmaParams {
+  const T* q;
+  const T* k;
+  const T* v;
+  T* o;
+  int n;
+  float scale_log2;  // scale · log2(e): exp(scale·s − scale·m) = 2^(s·scale_log2 − m·scale_log2), one FFMA + EX2
+  bool causal;
+  // kFlash2MmaStagger: blocks with linear index in [stagger_first, stagger_end) sleep stagger_ns before starting.
+  int stagger_first;
+  int stagger_end;
+  unsigned stagger_ns;
+};
 
-template <typename T, int kD, unsigned... kFlags>
-cudaError_t LaunchByFlags(unsigned flags, const Flash2MmaParams<T>& params, int batch_heads, cudaStream_t stream,
-                          std::integer_sequence<unsigned, kFlags...>) {
-  using Launcher = cudaError_t (*)(const Flash2MmaParams<T>&, int, cudaStream_t);
-  static constexpr Launcher kTable[] = {&LaunchFlash2MmaFlags<T, kD, kFlags>...};
-  return kTable[flags](params, batch_heads, stream);
-}
-
-// One dtype and d: the kernel for AttentionArgs::options (already validated by LaunchFlash2Mma).
+// Grid: x = Q tile index (reversed when causal, so the longest rows start first), y = batch·head.
+// Warp w owns rows [32w, 32w + 32) of Q_i (two m16 tiles, so every K_j/V_j fragment feeds 4 mma); its m16 tile mi
+// holds rows 16·mi.. of those, and a lane holds rows g and g+8 of each m16 tile (g = lane / 4).
+// This is the kernel that ships (options = 0); each options bit's other choice is in
+// kernels/cuda/mma/ablation/flash2_mma_ablation.cuh, the same kernel with one switch per step.
 template <typename T, int kD>
-cudaError_t DispatchFlash2Mma(const AttentionArgs& args, float scale_log2) {
-  Flash2MmaParams<T> params{static_cast<const T*>(args.q),
+__global__ void __launch_bounds__(Flash2MmaTraits<kD, DefaultFlags<kD>()>::kThreads,
+                                  Flash2MmaTraits<kD, DefaultFlags<kD>()>::kMinBlocksPerSm)
+    Flash2MmaKernel(const Flash2MmaParams<T> params) {
+  using Traits = Flash2MmaTraits<kD, DefaultFlags<kD>()>;
+  // Q_i's fragments in registers at d = 64; at d = 128 they would need more than 255 registers, so they are
+  // re-read from shared memory for every K_j (DefaultFlags).
+  constexpr bool kQInRegisters = (DefaultFlags<kD>() & kFlagQInRegisters) != 0;
+  constexpr int kM = Traits::kMTiles, kRowsPerWarp = Traits::kRowsPerWarp;
+  constexpr int kBr = Traits::kBr, kBc = Traits::kBc, kThreads = Traits::kThreads;
+  constexpr int kKSteps = kD / 16;                      // k-steps of S_ij = Q_i K_jᵀ (over d)
+  constexpr int kSTiles = kBc / 8;                      // n8 tiles of S_ij per m16 tile
+  constexpr int kPVSteps = kBc / 16;                    // k-steps of P̃_ij V_j (over keys)
+  constexpr int kOTiles = kD / 8;                       // n8 tiles of O_i per m16 tile
+  constexpr int kQSlots = kQInRegisters ? kKSteps : 1;  // a one-slot placeholder when Q_i stays in shared memory
+
+  // Q_i, then two K buffers, then two V buffers (tile j in buffer j mod 2).
+  extern __shared__ __align__(1024) unsigned char shared[];  // 1024: see ChunkAddress
+  const std::uint32_t shared_q = SharedAddress(shared);
+  const std::uint32_t shared_k = shared_q + Traits::kQBytes;
+  const std::uint32_t shared_v = shared_k + 2 * Traits::kKVTileBytes;
+  // The XOR addressing (ChunkAddress) needs the 1024-byte alignment asked for above; stop loudly if not given.
+  if (shared_q % 1024 != 0) __trap();
+
+  const int thread = threadIdx.x, warp = thread / 32, lane = thread % 32;
+  const int n = params.n;
+  const int q_tile = params.causal ? static_cast<int>(gridDim.x - 1 - blockIdx.x) : static_cast<int>(blockIdx.x);
+  const int q_row0 = q_tile * kBr;                     // first row of Q_i
+  const int warp_row0 = q_row0 + warp * kRowsPerWarp;  // first row this warp owns
+  const std::size_t head = static_cast<std::size_t>(blockIdx.y) * n * kD;
+  const T* q_head = params.q + head;
+  const T* k_head = params.k + head;
+  const T* v_head = params.v + head;
+
+  // T_c for this Q tile: causal rows never look past their own index, so tiles beyond the diagonal are skipped.
+  const int last_key = params.causal ? min(n, q_row0 + kBr) - 1 : n - 1;
+  const int kv_tiles = last_key / kBc + 1;
+
+  // Q_i, K_0, V_0 in one cp.async group.
+  LoadTileAsync<kD, kBr, kThreads, true>(shared_q, q_head + static_cast<std::size_t>(q_row0) * kD, n - q_row0, thread);
+  LoadTileAsync<kD, kBc, kThreads, true>(shared_k, k_head, n, thread);
+  LoadTileAsync<kD, kBc, kThreads, true>(shared_v, v_head, n, thread);
+  CopyAsyncCommit();
+
+  // Per-lane base addresses of the ldmatrix operands (row within a 16-row group, chunk within a chunk pair);
+  // every such row index is ≡ lane (mod 8), which is what the swizzle keys on.
+  constexpr int kRowBytes = kD * 2;
+  const int lane_mod8 = lane % 8;
+  // Q_i (A operand): lanes 0-15 rows 0-15 at chunk 2k, lanes 16-31 the same rows at chunk 2k+1.
+  const int a_row = lane % 16, a_chunk = lane / 16;
+  const std::uint32_t q_lane =
+      shared_q + (warp * kRowsPerWarp + a_row) * kRowBytes + LaneChunkBytes<true>(a_chunk, lane_mod8);
+  // K_j (B operand of S): lanes 0-7 keys 0-7 chunk 2k, 8-15 keys 0-7 chunk 2k+1, 16-23 keys 8-15 chunk 2k,
+  // 24-31 keys 8-15 chunk 2k+1 → registers {b0, b1} of key tile 0, {b0, b1} of key tile 1.
+  const int k_row = (lane / 16) * 8 + lane % 8, k_chunk = (lane / 8) % 2;
+  const std::uint32_t k_lane = shared_k + k_row * kRowBytes + LaneChunkBytes<true>(k_chunk, lane_mod8);
+  // V_j (B operand of P̃V, transposed): lanes 0-7 keys 0-7 chunk 2u, 8-15 keys 8-15 chunk 2u, 16-23 keys 0-7
+  // chunk 2u+1, 24-31 keys 8-15 chunk 2u+1 → {b0, b1} of d tile 2u, {b0, b1} of d tile 2u+1.
+  const int v_row = lane % 16, v_chunk = lane / 16;
+  const std::uint32_t v_lane = shared_v + v_row * kRowBytes + LaneChunkBytes<true>(v_chunk, lane_mod8);
+
+  std::uint32_t q_fragment[kM][kQSlots][4];
+  float o_acc[kM][kOTiles][4];
+#pragma unroll
+  for (int mi = 0; mi < kM; ++mi)
+#pragma unroll
+    for (int t = 0; t < kOTiles; ++t) o_acc[mi][t][0] = o_acc[mi][t][1] = o_acc[mi][t][2] = o_acc[mi][t][3] = 0.0f;
+  // Rows g and g+8 of each m16 tile: running max m_i (raw score units) and this lane's part of ℓ_i
+  // (the quad's four partial sums are added once, at the end: α rescales all four alike).
+  float row_max[kM][2], row_sum[kM][2];
+#pragma unroll
+  for (int mi = 0; mi < kM; ++mi) {
+    row_max[mi][0] = row_max[mi][1] = -INFINITY;
+    row_sum[mi][0] = row_sum[mi][1] = 0.0f;
+  }
+  const float scale_log2 = params.scale_log2;
+  const int g = lane / 4, c = lane % 4;
+  const bool warp_has_rows = warp_row0 < n;
+
+  for (int j = 0; j < kv_tiles; ++j) {
+    const int stage = j & 1;
+    const int kv_col0 = j * kBc;
+    CopyAsyncWaitAll();
+    // K_j, V_j (and Q_i at j = 0) copied by every thread are visible to all; this barrier also means every warp
+    // finished tile j−1, so its buffer can take tile j+1, copied while tile j is computed.
+    __syncthreads();
+    if (j + 1 < kv_tiles) {
+      const int next_col0 = kv_col0 + kBc;
+      const int next = (j + 1) & 1;
+      LoadTileAsync<kD, kBc, kThreads, true>(shared_k + next * Traits::kKVTileBytes,
+                                             k_head + static_cast<std::size_t>(next_col0) * kD, n - next_col0, thread);
+      LoadTileAsync<kD, kBc, kThreads, true>(shared_v + next * Traits::kKVTileBytes,
+                                             v_head + static_cast<std::size_t>(next_col0) * kD, n - next_col0, thread);
+      CopyAsyncCommit();
+    }
+    if constexpr (kQInRegisters) {
+      if (j == 0) {
+#pragma unroll
+        for (int mi = 0; mi < kM; ++mi)
+#pragma unroll
+          for (int ks = 0; ks < kKSteps; ++ks)
+            LoadMatrixX4(q_fragment[mi][ks], ChunkAddress<true>(q_lane, ks * 32) + mi * 16 * kRowBytes);
+      }
+    }
+    // A warp whose rows are all padding, or (causal) all before this tile's first key, has nothing to add.
+    if (!warp_has_rows || (params.causal && kv_col0 > warp_row0 + kRowsPerWarp - 1)) continue;
+
+    const std::uint32_t stage_k_lane = k_lane + stage * Traits::kKVTileBytes;
+    const std::uint32_t stage_v_lane = v_lane + stage * Traits::kKVTileBytes;
+
+    // S_ij = Q_i K_jᵀ for this warp's rows: kM × kSTiles tiles of 16×8, fp32.
+    float s[kM][kSTiles][4];
+    WarpScores<T, kM, kSTiles, kKSteps, kRowBytes, true, kQInRegisters>(s, q_fragment, q_lane, stage_k_lane);
+
+    MaskScores(s, kv_col0, warp_row0, g, c, n, params.causal);
+
+    // Online softmax: m_new = max(m_old, rowmax S_ij); α = e^(scale·(m_old − m_new)); P̃_ij = e^(scale·(S_ij − m_new)).
+    float max_scaled[kM][2], alpha[kM][2];
+    MoveRowMaxima(s, row_max, row_sum, max_scaled, alpha, scale_log2);
+    // O_i ← diag(α) O_i.
+    RescaleRows(o_acc, alpha);
+    ExponentiateScores(s, row_sum, max_scaled, scale_log2);
+
+    // O_i += P̃_ij V_j. The A operand of k-step u (keys 16u..16u+15) is S tiles 2u and 2u+1, repacked in registers.
+#pragma unroll
+    for (int u = 0; u < kPVSteps; ++u) {
+      std::uint32_t p[kM][4];
+      PackProbabilities<T>(p, s, u);
+      AccumulateOutput<T, kM, kOTiles, kRowBytes, true>(o_acc, p, stage_v_lane, u);
+    }
+  }
+
+  // O_i = diag(ℓ_i)⁻¹ O_i, written straight from the accumulators (rows ≥ N are padding and never stored).
+  if (!warp_has_rows) return;
+  T* o_head = params.o + head;
+  StoreOutput<T, kD>(o_head, o_acc, row_sum, warp_row0, g, c, n);
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// [SECTION] 4. Host launch
+// ---------------------------------------------------------------------------------------------------------
+
+template <typename T>
+Flash2MmaParams<T> MakeFlash2MmaParams(const AttentionArgs& args, float scale_log2) {
+  return Flash2MmaParams<T>{static_cast<const T*>(args.q),
                             static_cast<const T*>(args.k),
                             static_cast<const T*>(args.v),
                             static_cast<T*>(args.o),
@@ -560,27 +517,25 @@ cudaError_t DispatchFlash2Mma(const AttentionArgs& args, float scale_log2) {
                             0,
                             0,
                             0};
-  if (args.options & kFlash2MmaStagger) {
-    // The hardware hands the first blocks out one per multiprocessor, then a second one each (2 blocks fit):
-    // blocks [SMs, 2·SMs) are the second slots. Half a K/V tile: 4·B_r·B_c·d FLOP at about 2.6 TFLOP/s per
-    // multiprocessor (350 TFLOP/s over 132), shared by the two blocks → ≈ 1.6 µs at d = 128, 0.8 µs at d = 64.
-    static int multiprocessors = 0;
-    if (multiprocessors == 0) {
-      int device = 0;
-      if (cudaGetDevice(&device) != cudaSuccess ||
-          cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device) != cudaSuccess)
-        return cudaErrorInvalidDevice;
-    }
-    params.stagger_first = multiprocessors;
-    params.stagger_end = 2 * multiprocessors;
-    params.stagger_ns = kD == 128 ? 1600u : 800u;
-  }
-  if (args.options & kFlash2MmaNarrowKvTile)
-    return LaunchFlash2MmaFlags<T, kD, DefaultFlags<kD>(), 32>(params, args.shape.batch * args.shape.heads,
-                                                               args.stream);
-  const unsigned flags = FlagsForOptions(DefaultFlags<kD>(), args.options & kFlash2MmaKernelOptions);
-  return LaunchByFlags<T, kD>(flags, params, args.shape.batch * args.shape.heads, args.stream,
-                              std::make_integer_sequence<unsigned, 1u << kFlagCount>{});
+}
+
+// One launch of `kKernel` (the shipped kernel, or an ablation one with the same traits): a block per Q tile and head.
+template <auto kKernel, typename Traits, typename T>
+cudaError_t LaunchFlash2MmaGrid(const Flash2MmaParams<T>& params, int batch_heads, cudaStream_t stream) {
+  // More than 48 KB of dynamic shared memory must be asked for once per kernel.
+  static const cudaError_t attribute_status =
+      cudaFuncSetAttribute(kKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Traits::kSharedBytes);
+  if (attribute_status != cudaSuccess) return attribute_status;
+  const dim3 grid((params.n + Traits::kBr - 1) / Traits::kBr, batch_heads);
+  kKernel<<<grid, Traits::kThreads, Traits::kSharedBytes, stream>>>(params);
+  return cudaGetLastError();
+}
+
+// The shipped kernel for one dtype and d (AttentionArgs::options = 0, already validated by LaunchFlash2Mma).
+template <typename T, int kD>
+cudaError_t LaunchShippedFlash2Mma(const AttentionArgs& args, float scale_log2) {
+  return LaunchFlash2MmaGrid<&Flash2MmaKernel<T, kD>, Flash2MmaTraits<kD, DefaultFlags<kD>()>>(
+      MakeFlash2MmaParams<T>(args, scale_log2), args.shape.batch * args.shape.heads, args.stream);
 }
 
 }  // namespace flashviz::cuda::mma_detail

@@ -69,12 +69,18 @@ struct DeviceProblem {
   }
   // Runs twice on the same inputs and says whether the two outputs are the same bits (a race between warps, or
   // a pipeline stage reused too early, shows up as a moving result).
-  void ExpectRepeatableBits() {
+  void ExpectRepeatableBits() { ExpectSameBits(args.options); }
+  // Runs with args.options, then with `other` on the same inputs, and says whether the outputs are the same bits.
+  void ExpectSameBits(unsigned other) {
+    const unsigned options = args.options;
     std::vector<std::uint16_t> first(elements), second(elements);
     ASSERT_EQ(launch(args), cudaSuccess);
     ASSERT_EQ(cudaMemcpy(first.data(), args.o, elements * 2, cudaMemcpyDeviceToHost), cudaSuccess);
     ASSERT_EQ(mma_check::Poison(args.o, elements, args.dtype, nullptr), cudaSuccess);
-    ASSERT_EQ(launch(args), cudaSuccess);
+    args.options = other;
+    const cudaError_t status = launch(args);
+    args.options = options;
+    ASSERT_EQ(status, cudaSuccess);
     ASSERT_EQ(cudaMemcpy(second.data(), args.o, elements * 2, cudaMemcpyDeviceToHost), cudaSuccess);
     EXPECT_EQ(first, second);
   }

@@ -96,6 +96,20 @@ TEST(Flash2Mma, RepeatableBitForBit) {
   problem.ExpectRepeatableBits();
 }
 
+// The shipped kernel (options = 0) and the ablation study's kernel with the default flags, which the stagger runs
+// (a launch option that only delays some blocks' start), give the same bits: every step's ablation is measured on the
+// code that ships with that one step changed.
+TEST(Flash2Mma, ShippedKernelIsTheAblationDefault) {
+  if (!HaveGpu()) GTEST_SKIP() << "no CUDA device";
+  for (DType dtype : {DType::kFp16, DType::kBf16})
+    for (int d : {64, 128})
+      for (bool causal : {false, true}) {
+        DeviceProblem problem(AttentionShape{1, 3, 777, d, 1.0f / std::sqrt(static_cast<float>(d)), causal}, dtype, 0);
+        problem.Fill(FreshSeed());
+        problem.ExpectSameBits(kFlash2MmaStagger);
+      }
+}
+
 // Shapes and dtypes it cannot run get a reason, never a silent skip; bad options bits are refused.
 TEST(Flash2Mma, SaysWhyItDoesNotApply) {
   const AttentionShape good{1, 1, 256, 64, 0.125f, false};
