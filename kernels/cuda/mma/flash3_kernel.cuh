@@ -714,6 +714,17 @@ __device__ __forceinline__ void IssueOutput(float (&o)[Traits::kOAcc],
   }
 }
 
+// The serial-softmax ablation's consumer loop over one work tile's K/V tiles (the options bit serial-softmax), defined
+// in ablation/flash3_serial_loop.cuh, which the translation units that launch the kernels include.
+template <typename Traits>
+__device__ __forceinline__ void ConsumeSerially(const SharedLayout<Traits>& smem, int it, int kv_count, int kv_col0,
+                                                int q_buffer, std::uint32_t q_consumer,
+                                                const std::uint32_t (&q_fragments)[Traits::kQSteps][4],
+                                                float (&s)[Traits::kBc / 2], std::uint32_t (&p)[Traits::kPSteps][4],
+                                                float (&o_acc)[Traits::kOAcc], float (&row_max)[2], float (&row_sum)[2],
+                                                float (&alpha)[2], int row_a, int warp_row0, int quad, int lane,
+                                                float scale_log2, const Flash3Params& params);
+
 // Grid: block b takes work tiles b, b + gridDim.x, ... (one each with one block per tile). Warpgroup 0 is the
 // producer, warpgroups 1 and 2 the consumers: consumer c owns rows 64c..64c+63 of Q_i, its warp w rows 16w.. of
 // those, and a lane rows g and g+8 of its warp's 16. Both sides walk the same work tiles and K/V tiles; the K/V
@@ -930,30 +941,9 @@ __global__ void __launch_bounds__(Flash3TraitsOf<T, kD, kFlags>::kThreads, 1)
         release(smem.VEmpty(last.stage));
         TakeRowSums<Traits>(o_acc, row_sum);
       } else {
-        for (int j = 0; j < kv_count; ++j) {
-          const RingSlot<kStages> slot(it + j);
-          BarrierWait(smem.KFull(slot.stage), slot.parity);
-          WgmmaFence();
-          IssueScores<Traits>(s, q_consumer, q_fragments, smem.K(slot.stage));
-          WgmmaCommit();
-          WgmmaWait<0>();
-          PinRegisters(s);
-          release(smem.KEmpty(slot.stage));
-          if (!Traits::kQInRegisters && j + 1 == kv_count) release(smem.QEmpty(q_buffer));
-          if (SoftmaxTile<Traits>(s, row_max, row_sum, alpha, kv_col0 + j * kBc, row_a, warp_row0, quad, scale_log2,
-                                  params))
-            Rescale(o_acc, alpha);
-          PackP<T>(s, p);
-          BarrierWait(smem.VFull(slot.stage), slot.parity);
-          WgmmaFence();
-          IssueOutput<Traits>(o_acc, p, smem.V(slot.stage));
-          WgmmaCommit();
-          WgmmaWait<0>();
-          PinRegisters(o_acc);
-          PinRegisters(p);
-          release(smem.VEmpty(slot.stage));
-          TakeRowSums<Traits>(o_acc, row_sum);
-        }
+        // The serial-softmax ablation (ablation/flash3_serial_loop.cuh): S_j, its softmax and P̃_j V_j in turn.
+        ConsumeSerially<Traits>(smem, it, kv_count, kv_col0, q_buffer, q_consumer, q_fragments, s, p, o_acc, row_max,
+                                row_sum, alpha, row_a, warp_row0, quad, lane, scale_log2, params);
       }
       it += kv_count;
       // A piece of a cut work tile: the later of its two pieces merges them and stores O_i, the other goes on.

@@ -66,6 +66,7 @@
 
 #include "kernels/common/format.h"
 #include "kernels/cuda/device_status.h"
+#include "kernels/cuda/mma/ablation/flash3_serial_loop.cuh"
 #include "kernels/cuda/mma/flash3_kernel.cuh"
 #include "kernels/cuda/mma/hopper_host.h"
 
