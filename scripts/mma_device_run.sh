@@ -32,7 +32,7 @@ if [ "$PART" != time ]; then
   cuobjdump --dump-sass "$D/flash2_mma_bench" | python3 scripts/mma_sass_counts.py --filter Flash
 } > "$out/info.txt" 2>&1
 head -4 "$out/info.txt"
-grep -E "Flash3WgmmaKernelI(6__half|13__nv_fp8)|Flash2MmaKernelI6__halfLi(64ELj31|128ELj23)E" "$out/info.txt"
+grep -E "Flash3WgmmaKernelI(6__half|13__nv_fp8)|Flash2MmaKernelI6__halfLi(64ELj31|128ELj23|64|128)E" "$out/info.txt"
 # A kernel that deadlocks (a barrier phase waited for wrongly) hangs its process: try the Hopper kernels on small
 # problems first, and leave them out of the rest of the run if that does not finish.
 FILTER="*"
