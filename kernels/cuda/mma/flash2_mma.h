@@ -34,10 +34,11 @@ enum Flash2MmaOption : unsigned {
   // A trial that did not pay, kept as a switch: skip O_i ← α·O_i when no row max of the warp moved (α = 1
   // exactly then, so no bit changes). Measured 0-5% slower than rescaling every tile.
   kFlash2MmaLazyRescale = 1u << 5,
-  // A trial, a launch choice (no kernel of its own): the first wave's second block on each multiprocessor sleeps
-  // half a K/V tile before it starts, so that the two blocks sharing a multiprocessor stop running their
-  // S → softmax → P̃V phases in lockstep (with equal-length blocks, as without the causal mask, the blocks that
-  // replace them inherit the offset). Measured: kernels/README.md.
+  // A trial, a launch choice (no kernel of its own: it runs the ablation kernel of the other bits, with the default
+  // flags when alone, which the tests compare with the shipped one bit for bit): the first wave's second block on each
+  // multiprocessor sleeps half a K/V tile before it starts, so that the two blocks sharing a multiprocessor stop
+  // running their S → softmax → P̃V phases in lockstep (with equal-length blocks, as without the causal mask, the
+  // blocks that replace them inherit the offset). Measured: kernels/README.md.
   kFlash2MmaStagger = 1u << 6,
   // A trial: K_j/V_j tiles of B_c = 32 keys instead of 64, on the default kernel only (no other kernel bit with
   // it). S_ij then takes half the accumulator registers (32 instead of 64 at 32 rows a warp) at the price of

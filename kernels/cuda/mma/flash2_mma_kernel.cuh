@@ -61,9 +61,9 @@ using device::FastExp2;
 // [SECTION] 2. Traits
 // ---------------------------------------------------------------------------------------------------------
 
-// The kernel's compile-time configuration, one bit per choice (AttentionArgs::options flips them, see
-// ConfigFor below): every combination is a kernel of its own, so a switched-off optimization costs nothing
-// at run time and its gain is measured on exactly the code that ships.
+// The kernel's compile-time configuration, one bit per choice. The shipped kernel takes DefaultFlags<kD>() (below);
+// the ablation kernels (ablation/flash2_mma_ablation.cuh: FlagsForOptions, AttentionArgs::options flipping them) are
+// one kernel per combination, so a switched-off optimization costs nothing at run time.
 enum Flash2MmaFlag : unsigned {
   kFlagSwizzle = 1u << 0,       // XOR-swizzled shared-memory tiles
   kFlagPipeline = 1u << 1,      // two K/V buffers, cp.async of tile j+1 under the work on tile j
@@ -352,7 +352,8 @@ struct Flash2MmaParams {
   int n;
   float scale_log2;  // scale · log2(e): exp(scale·s − scale·m) = 2^(s·scale_log2 − m·scale_log2), one FFMA + EX2
   bool causal;
-  // kFlash2MmaStagger: blocks with linear index in [stagger_first, stagger_end) sleep stagger_ns before starting.
+  // kFlash2MmaStagger (read by the ablation kernels only): blocks with linear index in [stagger_first, stagger_end)
+  // sleep stagger_ns before starting.
   int stagger_first;
   int stagger_end;
   unsigned stagger_ns;
@@ -368,6 +369,12 @@ __global__ void __launch_bounds__(Flash2MmaTraits<kD, DefaultFlags<kD>()>::kThre
                                   Flash2MmaTraits<kD, DefaultFlags<kD>()>::kMinBlocksPerSm)
     Flash2MmaKernel(const Flash2MmaParams<T> params) {
   using Traits = Flash2MmaTraits<kD, DefaultFlags<kD>()>;
+  // The body below is written for these choices: changing DefaultFlags alone would change Traits (the shared memory
+  // asked for, the warp count) under it.
+  constexpr unsigned kWrittenFor = kFlagSwizzle | kFlagPipeline | kFlagPInRegisters | kFlagTwoMTiles;
+  static_assert((DefaultFlags<kD>() & (kWrittenFor | kFlagLazyRescale)) == kWrittenFor,
+                "the shipped kernel swizzles, double-buffers K/V, keeps P̃ in registers, gives a warp 32 rows and "
+                "rescales every tile");
   // Q_i's fragments in registers at d = 64; at d = 128 they would need more than 255 registers, so they are
   // re-read from shared memory for every K_j (DefaultFlags).
   constexpr bool kQInRegisters = (DefaultFlags<kD>() & kFlagQInRegisters) != 0;

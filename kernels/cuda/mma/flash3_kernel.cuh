@@ -714,8 +714,9 @@ __device__ __forceinline__ void IssueOutput(float (&o)[Traits::kOAcc],
   }
 }
 
-// The serial-softmax ablation's consumer loop over one work tile's K/V tiles (the options bit serial-softmax), defined
-// in ablation/flash3_serial_loop.cuh, which the translation units that launch the kernels include.
+// The serial-softmax ablation's consumer loop over one work tile's K/V tiles (flash3_wgmma's options bit
+// serial-softmax), defined in ablation/flash3_serial_loop.cuh, which flash3_wgmma.cu includes (flash3_fp8 has no such
+// bit: its kernels never instantiate it).
 template <typename Traits>
 __device__ __forceinline__ void ConsumeSerially(const SharedLayout<Traits>& smem, int it, int kv_count, int kv_col0,
                                                 int q_buffer, std::uint32_t q_consumer,

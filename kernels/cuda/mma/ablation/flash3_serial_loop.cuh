@@ -1,5 +1,5 @@
-// The serial-softmax ablation of flash3_wgmma and flash3_fp8 (the options bit serial-softmax, flash3_wgmma.h): the
-// consumer loop without the intra-warpgroup overlap, S_j = Q_i K_jᵀ, its softmax and P̃_j V_j one after the other,
+// The serial-softmax ablation of flash3_wgmma (the options bit serial-softmax, flash3_wgmma.h; flash3_fp8 has none):
+// the consumer loop without the intra-warpgroup overlap, S_j = Q_i K_jᵀ, its softmax and P̃_j V_j one after the other,
 // each GEMM waited for at once. The kernel (flash3_kernel.cuh) calls it in place of its overlapped loop when
 // kFlagOverlapSoftmax is off; kernels/README.md ("flash3_wgmma: the design and what each part is worth") has what the
 // overlap is worth against it.
