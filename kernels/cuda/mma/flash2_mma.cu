@@ -2,23 +2,23 @@
 //
 // What it changes versus the previous variant, flash2_wmma (WMMA fragments, S and P round-tripping through
 // shared memory), each step an AttentionArgs::options bit (flash2_mma.h) with its measured gain (fp16, N = 8192,
-// d = 64 / d = 128, non-causal: shipped TFLOP/s over the step switched off):
+// d = 64 / d = 128, non-causal: shipped TFLOP/s over the step switched off; H200, 2026-11-27, kernels/README.md):
 //   1. mma.sync.m16n8k16 with the fragment layouts spelled out, so the fp32 accumulators of S_ij = Q_i K_jᵀ are
-//      repacked to 16 bits as the A operand of P̃_ij V_j: P̃_ij never leaves the registers (p-smem: 1.15× / 1.06×).
+//      repacked to 16 bits as the A operand of P̃_ij V_j: P̃_ij never leaves the registers (p-smem: 1.17× / 1.11×).
 //   2. ldmatrix.x4 loads the operand fragments (.trans for V_j, which is stored key-major).
 //   3. Shared-memory tiles XOR-swizzled (16-byte chunk c of row r at c ^ (r mod 8)): ldmatrix reads without bank
-//      conflicts (no-swizzle: 3.1× / 3.7×; the biggest step).
+//      conflicts (no-swizzle: 3.1× / 3.8×; the biggest step).
 //   4. cp.async with two K/V buffers: K_{j+1}, V_{j+1} are copied while tile j is computed, one barrier per tile
-//      (no-pipeline: 1.08× / 1.02×).
+//      (no-pipeline: 1.09× / 1.07×).
 //   5. exp2 with log2(e) folded into the scale: each P̃ element is one FFMA and one MUFU.EX2.
 //   6. B_r = 128, B_c = 64; 4 warps owning 32 rows each (two m16 tiles, so every K_j/V_j fragment feeds 4 mma),
-//      2 blocks per SM (other-rows = 8 warps × 16 rows: 1.20× / 1.13×). Q_i's fragments stay in registers at
+//      2 blocks per SM (other-rows = 8 warps × 16 rows: 1.21× / 1.17×). Q_i's fragments stay in registers at
 //      d = 64 (other-q: 1.02×) and are re-read from shared memory at d = 128, where registers would spill
-//      (other-q: 1.56×). The row max and row sum live in registers, reduced across a quad with two shuffles;
+//      (other-q: 1.62×). The row max and row sum live in registers, reduced across a quad with two shuffles;
 //      ℓ_i's quad reduction happens once, at the end.
 //   7. Causal: key tiles past the diagonal are never loaded; only tiles that cross a warp's diagonal (or N) pay
 //      for the mask; warps whose rows all precede a tile skip it; the longest Q tiles are scheduled first.
-//   Tried and kept off (lazy-rescale bit): skipping O_i ← α·O_i when no row max moved, 1.02× / 1.02× slower.
+//   Tried and kept off (lazy-rescale bit): skipping O_i ← α·O_i when no row max moved, 1.05× / 1.06× slower.
 // It mirrors FlashAttention-2 (Dao, 2023): Algorithm 1 with the Q-outer loop, warps splitting Q rather than K.
 // The kernel that ships (options = 0) is flash2_mma_kernel.cuh, the default configuration alone; the options bits run
 // ablation/flash2_mma_ablation.cuh, the same kernel with each step above a compile-time switch.
