@@ -26,7 +26,6 @@
 #include <cmath>
 #include <cstdint>
 #include <type_traits>
-#include <utility>
 
 #include "kernels/cuda/device_common.cuh"
 #include "kernels/cuda/mma/flash2_mma.h"
