@@ -248,7 +248,8 @@ cudaError_t LaunchForGrid(cudaStream_t stream, const CUtensorMap& q_map, const C
   using wgmma_detail::LaunchFlash3Kernel;
   using Fp8 = __nv_fp8_e4m3;
   constexpr unsigned kFlags = wgmma_detail::kFlagOverlapSoftmax | wgmma_detail::kFlagStagedStore |
-                              (kCausal && kD == 128 ? unsigned{wgmma_detail::kFlagSelectMask} : 0u);
+                              (kCausal && kD == 128 ? unsigned{wgmma_detail::kFlagSelectMask} : 0u) |
+                              (kCausal && kD == 128 ? unsigned{wgmma_detail::kFlagDiagonalFirst} : 0u);
   const auto launch = [&](auto kernel, const wgmma_detail::Flash3Params& launch_params) {
     return kernel(stream, q_map, k_map, v_map, launch_params, persistent, multiprocessors);
   };

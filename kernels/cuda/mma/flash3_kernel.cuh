@@ -76,6 +76,15 @@ enum Flash3Flag : unsigned {
   // block idles through a last, part-filled pass; the two pieces of a cut work tile are merged through the workspace
   // (Flash3Params::partials, MergeCutTile) by the later to finish.
   kFlagSplitLastPasses = 1u << 7,
+  // Causal (the host sets it, no options bit; where B_r = B_c, so that one K/V tile of a work tile crosses the
+  // diagonal): a work tile's K/V tiles walked from its last, the diagonal one, to its first, as FlashAttention-3
+  // does. The diagonal tile (and with it the one that crosses N) is then the first, whose softmax runs before the
+  // loop, and the loop's softmax has no mask at all. H200, 2026-11-27, three rounds against the forward walk
+  // (docs/results/2026-11-27-h200-diagonal-first/call1): fp8 d = 128 causal +1-2%, 16-bit d = 128 causal +0-1%, 16-bit
+  // d = 64 causal N = 1024 (two consumers) 1.00× in fp16, bf16 within its spread; nowhere slower. Not at d = 256
+  // (B_c = 80: two or three tiles cross the diagonal), nor with three consumers (B_r = 192: two), nor at fp8 d = 256
+  // (ptxas spills 4-48 bytes).
+  kFlagDiagonalFirst = 1u << 8,
 };
 
 // fp8 (e4m3) inputs: one byte an element, k = 32 per wgmma, and V_j given transposed (wgmma reads 8-bit B
@@ -338,7 +347,7 @@ struct RingSlot {
 // behind the next work tile's Q, whose buffer frees only after this tile's last S GEMM). A work tile's Q
 // waits until both consumers ran their last S GEMM on the work tile that last used its buffer (with two buffers,
 // the one before the current), or with Q_i in registers (Traits::kQInRegisters) until they loaded its fragments.
-template <typename Traits, bool kLongestFirst, bool kSplit>
+template <typename Traits, bool kLongestFirst, bool kSplit, bool kDiagonalFirst>
 __device__ __forceinline__ void Produce(const SharedLayout<Traits>& smem, const CUtensorMap& q_map,
                                         const CUtensorMap& k_map, const CUtensorMap& v_map,
                                         const Flash3Params& params) {
@@ -365,6 +374,8 @@ __device__ __forceinline__ void Produce(const SharedLayout<Traits>& smem, const 
     const WorkTile tile = DecodeWorkTile<Traits::kBr, Traits::kBc, kLongestFirst>(piece.work, params);
     // K/V tiles kv_first … kv_first + kv_count − 1 of the work tile (all of them but in a cut one).
     const int kv_first = piece.kv_begin, kv_count = kSplit ? piece.kv_end - piece.kv_begin : tile.kv_tiles;
+    // The K/V tile walked j-th (kFlagDiagonalFirst: from the last).
+    const auto kv_tile = [&](int j) { return kDiagonalFirst ? kv_count - 1 - j : kv_first + j; };
     // Q buffer local mod kQBuffers; its fill before this one completed phase ((local / kQBuffers) − 1) mod 2 of
     // its empty barrier.
     const int q_buffer = local % Traits::kQBuffers;
@@ -380,12 +391,12 @@ __device__ __forceinline__ void Produce(const SharedLayout<Traits>& smem, const 
       // The fill before this one (fill number it / kStages − 1) completed phase parity ^ 1 of the empty barrier.
       if (it >= kStages) BarrierWait(smem.KEmpty(slot.stage), slot.parity ^ 1u);
       BarrierArriveExpectBytes(smem.KFull(slot.stage), Traits::kTileBytes);
-      load_tile(k_map, smem.K(slot.stage), smem.KFull(slot.stage), (kv_first + j) * Traits::kBc, tile.head);
-      if (j > 0) load_v(it - 1, kv_first + j - 1, tile.head);
+      load_tile(k_map, smem.K(slot.stage), smem.KFull(slot.stage), kv_tile(j) * Traits::kBc, tile.head);
+      if (j > 0) load_v(it - 1, kv_tile(j - 1), tile.head);
     }
     // The work tile's last V now, not after the next work tile's Q and K_0: with one Q buffer in shared memory the
     // next Q waits for this tile's last S GEMM, and P̃V of the last tile would wait for it and for the copy's latency.
-    load_v(it - 1, kv_first + kv_count - 1, tile.head);
+    load_v(it - 1, kv_tile(kv_count - 1), tile.head);
   }
 }
 
@@ -404,7 +415,7 @@ __device__ __forceinline__ float Exp2Polynomial(float x) {
 // A consumer warp's rows g and g+8 (of its 16) in one tile: masking, the online-softmax statistics, and P̃ in
 // place of S (as floats), scaled by 2^Traits::kPExponent. Returns whether O_i must be multiplied by α (the two rows'
 // factors, set only then), the same for the whole warp.
-template <typename Traits, int kSAcc>
+template <typename Traits, bool kMayMask = true, int kSAcc>
 __device__ __forceinline__ bool SoftmaxTile(float (&s)[kSAcc], float (&row_max)[2], float (&row_sum)[2],
                                             float (&alpha)[2], int kv_col0, int row_a, int warp_row0, int quad,
                                             float scale_log2, const Flash3Params& params) {
@@ -413,7 +424,7 @@ __device__ __forceinline__ bool SoftmaxTile(float (&s)[kSAcc], float (&row_max)[
   // Mask only where needed: the tile that crosses N, and (causal) tiles that cross this warp's diagonal.
   const bool crosses_n = kv_col0 + kBc > n;
   const bool crosses_diagonal = params.causal && kv_col0 + kBc - 1 > warp_row0;
-  if (crosses_n || crosses_diagonal) {
+  if (kMayMask && (crosses_n || crosses_diagonal)) {
     if constexpr (Traits::kBranchFreeMask) {
       // Key kv_col0 + 2·quad + k (k = 8t + e, a constant of the unrolled loop) is masked for a row when k exceeds
       // the row's limit: its last key (causal) or N − 1, less kv_col0 + 2·quad. One compare and one select an element.
@@ -749,6 +760,9 @@ __global__ void __launch_bounds__(Flash3TraitsOf<T, kD, kFlags>::kThreads, 1)
   constexpr bool kPingPong = (kFlags & kFlagPingPong) != 0;
   constexpr bool kStageOInQ = (kFlags & kFlagStageOInQ) != 0;
   constexpr bool kSplit = (kFlags & kFlagSplitLastPasses) != 0;
+  constexpr bool kDiagonalFirst = (kFlags & kFlagDiagonalFirst) != 0;
+  static_assert(!kDiagonalFirst || (kOverlap && !kSplit && kBr == kBc),
+                "diagonal first: the overlapped loop, whole work tiles, one K/V tile across the diagonal");
   static_assert(!kStageOInQ || kStagedStore, "a staging place only for the staged store");
   static_assert(!kStagedStore || Traits::kCanStageO || kStageOInQ, "no room for the O staging tile");
   static_assert(!kStageOInQ || Traits::kOBlockBytes == Traits::kQBlockBytes, "Q_i's column blocks hold O's");
@@ -806,7 +820,7 @@ __global__ void __launch_bounds__(Flash3TraitsOf<T, kD, kFlags>::kThreads, 1)
       TmaPrefetchDescriptor(q_map);
       TmaPrefetchDescriptor(k_map);
       TmaPrefetchDescriptor(v_map);
-      Produce<Traits, kLongestFirst, kSplit>(smem, q_map, k_map, v_map, params);
+      Produce<Traits, kLongestFirst, kSplit, kDiagonalFirst>(smem, q_map, k_map, v_map, params);
     }
   } else {
     // ---- Consumer warpgroups: S = Q_i K_jᵀ (wgmma SS, or RS with Q_i in registers), online softmax in registers,
@@ -854,6 +868,8 @@ __global__ void __launch_bounds__(Flash3TraitsOf<T, kD, kFlags>::kThreads, 1)
       // positions it … it + kv_count − 1.
       const int kv_first = piece.kv_begin, kv_count = kSplit ? piece.kv_end - piece.kv_begin : tile.kv_tiles;
       const int kv_col0 = kv_first * kBc;  // the first key
+      // The first key of the K/V tile walked j-th (kFlagDiagonalFirst: from the last).
+      const auto kv_col = [&](int j) { return (kDiagonalFirst ? kv_count - 1 - j : j) * kBc + kv_col0; };
       const int warp_row0 = tile.q_row0 + consumer * 64 + warp * 16;
       const int row_a = warp_row0 + g;
       float o_acc[kOAcc];
@@ -890,7 +906,7 @@ __global__ void __launch_bounds__(Flash3TraitsOf<T, kD, kFlags>::kThreads, 1)
           release(smem.KEmpty(slot.stage));
           if (!Traits::kQInRegisters && kv_count == 1) release(smem.QEmpty(q_buffer));
           // O_i is 0: no rescale.
-          SoftmaxTile<Traits>(s, row_max, row_sum, alpha, kv_col0, row_a, warp_row0, quad, scale_log2, params);
+          SoftmaxTile<Traits>(s, row_max, row_sum, alpha, kv_col(0), row_a, warp_row0, quad, scale_log2, params);
           PackP<T>(s, p);
         }
         // Tile j ≥ 1: issue S_j and P̃_{j−1} V_{j−1}; wait for S_j only, run its softmax while the tensor cores
@@ -915,8 +931,8 @@ __global__ void __launch_bounds__(Flash3TraitsOf<T, kD, kFlags>::kThreads, 1)
           PinRegisters(s);
           release(smem.KEmpty(slot.stage));
           if (!Traits::kQInRegisters && j + 1 == kv_count) release(smem.QEmpty(q_buffer));
-          const bool rescale = SoftmaxTile<Traits>(s, row_max, row_sum, alpha, kv_col0 + j * kBc, row_a, warp_row0,
-                                                   quad, scale_log2, params);
+          const bool rescale = SoftmaxTile<Traits, !kDiagonalFirst>(s, row_max, row_sum, alpha, kv_col(j), row_a,
+                                                                    warp_row0, quad, scale_log2, params);
           if constexpr (Traits::kWaitAfterSoftmax)
             WgmmaWaitAfter<0>(__float_as_uint(row_sum[0]) | __float_as_uint(row_sum[1]));
           else

@@ -210,19 +210,24 @@ cudaError_t LaunchWithFlags(const AttentionArgs& args, const CUtensorMap& q_map,
   // head-major order they were measured with). H200, docs/results/2026-11-25-h200-flash3-arrive run4. Causal d = 128
   // always comes with the select mask in kBase, so without it these kernels are never launched and not built.
   constexpr bool kMayBeCausal = kD != 128 || (kBase & wgmma_detail::kFlagSelectMask) != 0;
+  // Causal, where one K/V tile of a work tile crosses the diagonal: that tile first (the default kernel only).
+  constexpr unsigned kDiagonalFirst = Traits::kBr == Traits::kBc ? wgmma_detail::kFlagDiagonalFirst : 0u;
   if constexpr (kMayBeCausal) {
     if (args.shape.causal && persistent && flags == kDefault)
       return ping_pong ? LaunchFlash3Kernel<T, kD, kDefault | kFlagLongestFirst | kPingPong>(
                              args.stream, q_map, k_map, v_map, params, true, multiprocessors)
-                       : LaunchFlash3Kernel<T, kD, kDefault | kFlagLongestFirst>(args.stream, q_map, k_map, v_map,
-                                                                                 params, true, multiprocessors);
+                       : LaunchFlash3Kernel<T, kD, kDefault | kFlagLongestFirst | kDiagonalFirst>(
+                             args.stream, q_map, k_map, v_map, params, true, multiprocessors);
   }
   if (ping_pong)
     return LaunchFlash3Kernel<T, kD, kDefault | kPingPong>(args.stream, q_map, k_map, v_map, params, persistent,
                                                            multiprocessors);
+  // Causal d = 128 on the grid of one block per Q tile: the diagonal first too (kBase has the select mask only when
+  // causal).
+  constexpr unsigned kCausalOnly = (kBase & wgmma_detail::kFlagSelectMask) != 0 ? kDiagonalFirst : 0u;
   if (flags == kDefault)
-    return LaunchFlash3Kernel<T, kD, kDefault>(args.stream, q_map, k_map, v_map, params, persistent,
-                                               multiprocessors);
+    return LaunchFlash3Kernel<T, kD, kDefault | kCausalOnly>(args.stream, q_map, k_map, v_map, params, persistent,
+                                                             multiprocessors);
   if (flags == kBase)
     return LaunchFlash3Kernel<T, kD, kBase>(args.stream, q_map, k_map, v_map, params, persistent, multiprocessors);
   if constexpr (kStaged != 0) {

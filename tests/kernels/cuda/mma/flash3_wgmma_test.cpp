@@ -103,17 +103,20 @@ TEST(Flash3Wgmma, PersistentGridWalksManyTiles) {
         }
 }
 
-// A longer sequence with a non-default scale (the running max really moves) and several heads.
+// Longer sequences with a non-default scale (the running max really moves) and several heads. Beyond N = 2048 the
+// host takes other kernels: three consumers at d = 64, and causal d = 128 on the grid of one block per Q tile.
 TEST(Flash3Wgmma, LongSequenceSeveralHeads) {
   if (const std::string why = WhyNoHopper(); !why.empty()) GTEST_SKIP() << why;
   for (DType dtype : {DType::kFp16, DType::kBf16})
     for (int d : {64, 128, 256})
-      for (bool causal : {false, true}) {
-        DeviceProblem problem(AttentionShape{1, 2, 1500, d, 0.3f, causal}, dtype, 0);
-        const std::uint64_t seed = FreshSeed();
-        problem.Fill(seed);
-        problem.RunAndCheck("N=1500 d=" + std::to_string(d) + " seed=" + std::to_string(seed));
-      }
+      for (bool causal : {false, true})
+        for (int n : {1500, 2300}) {
+          DeviceProblem problem(AttentionShape{1, 2, n, d, 0.3f, causal}, dtype, 0);
+          const std::uint64_t seed = FreshSeed();
+          problem.Fill(seed);
+          problem.RunAndCheck("N=" + std::to_string(n) + " d=" + std::to_string(d) + (causal ? " causal" : " full") +
+                              " seed=" + std::to_string(seed));
+        }
 }
 
 // The same inputs twice give the same bits: a race between the producer and the consumers (a stage reused
