@@ -239,6 +239,8 @@ namespace {
 
 // The kernel for d and the mask with the grid's schedule (longest first on the persistent causal grid) and
 // ping-pong or not. Causal at d = 128 masks with selects (kFlagSelectMask); d = 256 branches around each element.
+// d = 128 walks each work tile's K/V tiles from the last (kFlagDiagonalFirst), with and without the mask, but in the
+// cut last passes, whose pieces begin mid-tile.
 template <int kD, bool kCausal>
 cudaError_t LaunchForGrid(cudaStream_t stream, const CUtensorMap& q_map, const CUtensorMap& k_map,
                           const CUtensorMap& v_map, const wgmma_detail::Flash3Params& params, bool persistent,
@@ -249,7 +251,7 @@ cudaError_t LaunchForGrid(cudaStream_t stream, const CUtensorMap& q_map, const C
   using Fp8 = __nv_fp8_e4m3;
   constexpr unsigned kFlags = wgmma_detail::kFlagOverlapSoftmax | wgmma_detail::kFlagStagedStore |
                               (kCausal && kD == 128 ? unsigned{wgmma_detail::kFlagSelectMask} : 0u) |
-                              (kCausal && kD == 128 ? unsigned{wgmma_detail::kFlagDiagonalFirst} : 0u);
+                              (kD == 128 ? unsigned{wgmma_detail::kFlagDiagonalFirst} : 0u);
   const auto launch = [&](auto kernel, const wgmma_detail::Flash3Params& launch_params) {
     return kernel(stream, q_map, k_map, v_map, launch_params, persistent, multiprocessors);
   };
@@ -269,7 +271,9 @@ cudaError_t LaunchForGrid(cudaStream_t stream, const CUtensorMap& q_map, const C
       if (whole.work_tiles > 0)
         if (const cudaError_t error = launch(LaunchFlash3Kernel<Fp8, kD, kFlags>, whole); error != cudaSuccess)
           return error;
-      return launch(LaunchFlash3Kernel<Fp8, kD, kFlags | wgmma_detail::kFlagSplitLastPasses>, params);
+      return launch(LaunchFlash3Kernel<Fp8, kD, (kFlags & ~unsigned{wgmma_detail::kFlagDiagonalFirst}) |
+                                                    wgmma_detail::kFlagSplitLastPasses>,
+                    params);
     }
   }
   return ping_pong ? launch(LaunchFlash3Kernel<Fp8, kD, kFlags | kFlagPingPong>, params)

@@ -76,14 +76,14 @@ enum Flash3Flag : unsigned {
   // block idles through a last, part-filled pass; the two pieces of a cut work tile are merged through the workspace
   // (Flash3Params::partials, MergeCutTile) by the later to finish.
   kFlagSplitLastPasses = 1u << 7,
-  // Causal (the host sets it, no options bit; where B_r = B_c, so that one K/V tile of a work tile crosses the
-  // diagonal): a work tile's K/V tiles walked from its last, the diagonal one, to its first, as FlashAttention-3
-  // does. The diagonal tile (and with it the one that crosses N) is then the first, whose softmax runs before the
-  // loop, and the loop's softmax has no mask at all. H200, 2026-11-27, three rounds against the forward walk
-  // (docs/results/2026-11-27-h200-diagonal-first/call1): fp8 d = 128 causal +1-2%, 16-bit d = 128 causal +0-1%, 16-bit
-  // d = 64 causal N = 1024 (two consumers) 1.00× in fp16, bf16 within its spread; nowhere slower. Not at d = 256
-  // (B_c = 80: two or three tiles cross the diagonal), nor with three consumers (B_r = 192: two), nor at fp8 d = 256
-  // (ptxas spills 4-48 bytes).
+  // A work tile's K/V tiles walked from its last to its first, as FlashAttention-3 does (the host sets it, no options
+  // bit; where B_r = B_c, so that one K/V tile of a work tile crosses the causal diagonal). The last tile, the only
+  // one that crosses the diagonal or N, is then the first, whose softmax runs before the loop, and the loop's softmax
+  // has no mask at all. H200, 2026-11-27, three rounds against the forward walk
+  // (docs/results/2026-11-27-h200-diagonal-first/): fp8 d = 128 causal +1-2% and without the mask +3-4%; 16-bit
+  // d = 128 causal +0-1% but 0.92-0.98× without the mask (not taken there); 16-bit d = 64 causal N = 1024 (two
+  // consumers) 1.00× in fp16, bf16 within its spread. Not at d = 256 (B_c = 80: two or three tiles cross the
+  // diagonal), nor with three consumers (B_r = 192: two), nor at fp8 d = 256 (ptxas spills 4-48 bytes causal).
   kFlagDiagonalFirst = 1u << 8,
 };
 
