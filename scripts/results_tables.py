@@ -241,10 +241,13 @@ def sass():
     # kernels/cuda/mma/flash2_mma_kernel.cuh: swizzle, pipeline, P̃ in registers and 32 rows a warp (1+2+4+16),
     # with Q_i in registers (8) at d = 64 only; flash3_wgmma's turns on both of its flags (3). Since 2026-11-27 the
     # shipped flash2_mma kernel has no flags argument (its switches are the ablation kernels'): runs before that
-    # name it with its flags, later ones without.
-    kernels = [("flash2_mma d = 64 (default)", ("Flash2MmaKernelI6__halfLi64ELj31E", "Flash2MmaKernelI6__halfLi64EE")),
+    # name it with its flags, later ones without; since its whole-tiles form (kWhole, the one without the mask at
+    # N a multiple of 128) it has a bool argument, and that form is the one counted.
+    kernels = [("flash2_mma d = 64 (default)", ("Flash2MmaKernelI6__halfLi64ELj31E", "Flash2MmaKernelI6__halfLi64EE",
+                                                "Flash2MmaKernelI6__halfLi64ELb1EE")),
                ("flash2_mma d = 128 (default)",
-                ("Flash2MmaKernelI6__halfLi128ELj23E", "Flash2MmaKernelI6__halfLi128EE")),
+                ("Flash2MmaKernelI6__halfLi128ELj23E", "Flash2MmaKernelI6__halfLi128EE",
+                 "Flash2MmaKernelI6__halfLi128ELb1EE")),
                ("flash3_wgmma d = 64 (default)", ("Flash3WgmmaKernelI6__halfLi64ELj3E",)),
                ("flash3_wgmma d = 128 (default)", ("Flash3WgmmaKernelI6__halfLi128ELj3E",))]
     columns = lines[header].split(",")[1:]

@@ -122,8 +122,8 @@ __device__ __forceinline__ std::uint32_t LaneChunkBytes(int chunk, int row_mod8)
 }
 
 // cp.async a tile of kRows × kD elements (row-major, row stride kD) into shared memory; rows ≥ valid_rows are
-// zero-filled, so padded keys contribute 0·V and padded queries compute harmless zeros.
-template <int kD, int kRows, int kThreads, bool kSwizzle, typename T>
+// zero-filled, so padded keys contribute 0·V and padded queries compute harmless zeros (kWhole: every row valid).
+template <int kD, int kRows, int kThreads, bool kSwizzle, bool kWhole = false, typename T>
 __device__ __forceinline__ void LoadTileAsync(std::uint32_t shared_tile, const T* global_tile, int valid_rows,
                                               int thread) {
   constexpr int kChunksPerRow = kD / 8;
@@ -134,7 +134,7 @@ __device__ __forceinline__ void LoadTileAsync(std::uint32_t shared_tile, const T
     const int index = it * kThreads + thread;
     const int row = index / kChunksPerRow;
     const int chunk = index % kChunksPerRow;
-    const bool valid = row < valid_rows;
+    const bool valid = kWhole || row < valid_rows;
     const T* source = global_tile + static_cast<std::size_t>(valid ? row : 0) * kD + chunk * 8;
     CopyAsync16(shared_tile + TileOffset<kChunksPerRow, kSwizzle>(row, chunk), source, valid ? 16 : 0);
   }
@@ -295,8 +295,8 @@ __device__ __forceinline__ void ExponentiateScores(float (&s)[kM][kSTiles][4], f
 }
 
 // O_i = diag(ℓ_i)⁻¹ O_i for one warp's rows, written straight from the accumulators in 4-byte pairs (rows ≥ N are
-// padding and never stored).
-template <typename T, int kD, int kM, int kOTiles>
+// padding and never stored; kWhole: there are none).
+template <typename T, int kD, bool kWhole = false, int kM, int kOTiles>
 __device__ __forceinline__ void StoreOutput(T* o_head, const float (&o_acc)[kM][kOTiles][4],
                                             const float (&row_sum)[kM][2], int warp_row0, int g, int c, int n) {
 #pragma unroll
@@ -313,10 +313,10 @@ __device__ __forceinline__ void StoreOutput(T* o_head, const float (&o_acc)[kM][
 #pragma unroll
     for (int t = 0; t < kOTiles; ++t) {
       const int col = t * 8 + 2 * c;
-      if (row_a < n)
+      if (kWhole || row_a < n)
         *reinterpret_cast<std::uint32_t*>(o_head + static_cast<std::size_t>(row_a) * kD + col) =
             PackPair<T>(o_acc[mi][t][0] * inverse_sum[0], o_acc[mi][t][1] * inverse_sum[0]);
-      if (row_b < n)
+      if (kWhole || row_b < n)
         *reinterpret_cast<std::uint32_t*>(o_head + static_cast<std::size_t>(row_b) * kD + col) =
             PackPair<T>(o_acc[mi][t][2] * inverse_sum[1], o_acc[mi][t][3] * inverse_sum[1]);
     }
@@ -363,7 +363,12 @@ struct Flash2MmaParams {
 // holds rows 16·mi.. of those, and a lane holds rows g and g+8 of each m16 tile (g = lane / 4).
 // This is the kernel that ships (options = 0); each options bit's other choice is in
 // kernels/cuda/mma/ablation/flash2_mma_ablation.cuh, the same kernel with one switch per step.
-template <typename T, int kD>
+// kWhole: without the mask and N a multiple of B_r (and so of B_c), as FlashAttention-2's Is_even_MN kernels: no
+// row past N, no tile to mask, so the copies, the softmax and the store check nothing (the host's choice). ptxas
+// then spills 44 bytes at d = 128 instead of 116. H200, 2026-11-27, three rounds against the kernel with the checks
+// (docs/results/2026-11-27-h200-diagonal-first/call3): d = 128 +3-6% (fp16 and bf16, N = 1024, 4096, 16384), d = 64
+// +2% at N = 1024 and 0.99-1.01× beyond; the causal kernel unchanged.
+template <typename T, int kD, bool kWhole = false>
 __global__ void __launch_bounds__(Flash2MmaTraits<kD, DefaultFlags<kD>()>::kThreads,
                                   Flash2MmaTraits<kD, DefaultFlags<kD>()>::kMinBlocksPerSm)
     Flash2MmaKernel(const Flash2MmaParams<T> params) {
@@ -395,7 +400,9 @@ __global__ void __launch_bounds__(Flash2MmaTraits<kD, DefaultFlags<kD>()>::kThre
 
   const int thread = threadIdx.x, warp = thread / 32, lane = thread % 32;
   const int n = params.n;
-  const int q_tile = params.causal ? static_cast<int>(gridDim.x - 1 - blockIdx.x) : static_cast<int>(blockIdx.x);
+  const bool causal = !kWhole && params.causal;
+  static_assert(kBr % kBc == 0, "N a multiple of B_r is one of B_c");
+  const int q_tile = causal ? static_cast<int>(gridDim.x - 1 - blockIdx.x) : static_cast<int>(blockIdx.x);
   const int q_row0 = q_tile * kBr;                     // first row of Q_i
   const int warp_row0 = q_row0 + warp * kRowsPerWarp;  // first row this warp owns
   const std::size_t head = static_cast<std::size_t>(blockIdx.y) * n * kD;
@@ -404,13 +411,14 @@ __global__ void __launch_bounds__(Flash2MmaTraits<kD, DefaultFlags<kD>()>::kThre
   const T* v_head = params.v + head;
 
   // T_c for this Q tile: causal rows never look past their own index, so tiles beyond the diagonal are skipped.
-  const int last_key = params.causal ? min(n, q_row0 + kBr) - 1 : n - 1;
+  const int last_key = causal ? min(n, q_row0 + kBr) - 1 : n - 1;
   const int kv_tiles = last_key / kBc + 1;
 
   // Q_i, K_0, V_0 in one cp.async group.
-  LoadTileAsync<kD, kBr, kThreads, true>(shared_q, q_head + static_cast<std::size_t>(q_row0) * kD, n - q_row0, thread);
-  LoadTileAsync<kD, kBc, kThreads, true>(shared_k, k_head, n, thread);
-  LoadTileAsync<kD, kBc, kThreads, true>(shared_v, v_head, n, thread);
+  LoadTileAsync<kD, kBr, kThreads, true, kWhole>(shared_q, q_head + static_cast<std::size_t>(q_row0) * kD, n - q_row0,
+                                                 thread);
+  LoadTileAsync<kD, kBc, kThreads, true, kWhole>(shared_k, k_head, n, thread);
+  LoadTileAsync<kD, kBc, kThreads, true, kWhole>(shared_v, v_head, n, thread);
   CopyAsyncCommit();
 
   // Per-lane base addresses of the ldmatrix operands (row within a 16-row group, chunk within a chunk pair);
@@ -446,7 +454,7 @@ __global__ void __launch_bounds__(Flash2MmaTraits<kD, DefaultFlags<kD>()>::kThre
   }
   const float scale_log2 = params.scale_log2;
   const int g = lane / 4, c = lane % 4;
-  const bool warp_has_rows = warp_row0 < n;
+  const bool warp_has_rows = kWhole || warp_row0 < n;
 
   for (int j = 0; j < kv_tiles; ++j) {
     const int stage = j & 1;
@@ -458,10 +466,12 @@ __global__ void __launch_bounds__(Flash2MmaTraits<kD, DefaultFlags<kD>()>::kThre
     if (j + 1 < kv_tiles) {
       const int next_col0 = kv_col0 + kBc;
       const int next = (j + 1) & 1;
-      LoadTileAsync<kD, kBc, kThreads, true>(shared_k + next * Traits::kKVTileBytes,
-                                             k_head + static_cast<std::size_t>(next_col0) * kD, n - next_col0, thread);
-      LoadTileAsync<kD, kBc, kThreads, true>(shared_v + next * Traits::kKVTileBytes,
-                                             v_head + static_cast<std::size_t>(next_col0) * kD, n - next_col0, thread);
+      LoadTileAsync<kD, kBc, kThreads, true, kWhole>(shared_k + next * Traits::kKVTileBytes,
+                                                     k_head + static_cast<std::size_t>(next_col0) * kD, n - next_col0,
+                                                     thread);
+      LoadTileAsync<kD, kBc, kThreads, true, kWhole>(shared_v + next * Traits::kKVTileBytes,
+                                                     v_head + static_cast<std::size_t>(next_col0) * kD, n - next_col0,
+                                                     thread);
       CopyAsyncCommit();
     }
     if constexpr (kQInRegisters) {
@@ -474,7 +484,7 @@ __global__ void __launch_bounds__(Flash2MmaTraits<kD, DefaultFlags<kD>()>::kThre
       }
     }
     // A warp whose rows are all padding, or (causal) all before this tile's first key, has nothing to add.
-    if (!warp_has_rows || (params.causal && kv_col0 > warp_row0 + kRowsPerWarp - 1)) continue;
+    if (!warp_has_rows || (causal && kv_col0 > warp_row0 + kRowsPerWarp - 1)) continue;
 
     const std::uint32_t stage_k_lane = k_lane + stage * Traits::kKVTileBytes;
     const std::uint32_t stage_v_lane = v_lane + stage * Traits::kKVTileBytes;
@@ -483,7 +493,7 @@ __global__ void __launch_bounds__(Flash2MmaTraits<kD, DefaultFlags<kD>()>::kThre
     float s[kM][kSTiles][4];
     WarpScores<T, kM, kSTiles, kKSteps, kRowBytes, true, kQInRegisters>(s, q_fragment, q_lane, stage_k_lane);
 
-    MaskScores(s, kv_col0, warp_row0, g, c, n, params.causal);
+    if constexpr (!kWhole) MaskScores(s, kv_col0, warp_row0, g, c, n, causal);
 
     // Online softmax: m_new = max(m_old, rowmax S_ij); α = e^(scale·(m_old − m_new)); P̃_ij = e^(scale·(S_ij − m_new)).
     float max_scaled[kM][2], alpha[kM][2];
@@ -504,7 +514,7 @@ __global__ void __launch_bounds__(Flash2MmaTraits<kD, DefaultFlags<kD>()>::kThre
   // O_i = diag(ℓ_i)⁻¹ O_i, written straight from the accumulators (rows ≥ N are padding and never stored).
   if (!warp_has_rows) return;
   T* o_head = params.o + head;
-  StoreOutput<T, kD>(o_head, o_acc, row_sum, warp_row0, g, c, n);
+  StoreOutput<T, kD, kWhole>(o_head, o_acc, row_sum, warp_row0, g, c, n);
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -540,8 +550,12 @@ cudaError_t LaunchFlash2MmaGrid(const Flash2MmaParams<T>& params, int batch_head
 // The shipped kernel for one dtype and d (AttentionArgs::options = 0, already validated by LaunchFlash2Mma).
 template <typename T, int kD>
 cudaError_t LaunchShippedFlash2Mma(const AttentionArgs& args, float scale_log2) {
-  return LaunchFlash2MmaGrid<&Flash2MmaKernel<T, kD>, Flash2MmaTraits<kD, DefaultFlags<kD>()>>(
-      MakeFlash2MmaParams<T>(args, scale_log2), args.shape.batch * args.shape.heads, args.stream);
+  using Traits = Flash2MmaTraits<kD, DefaultFlags<kD>()>;
+  const Flash2MmaParams<T> params = MakeFlash2MmaParams<T>(args, scale_log2);
+  const int batch_heads = args.shape.batch * args.shape.heads;
+  if (!args.shape.causal && args.shape.n % Traits::kBr == 0)
+    return LaunchFlash2MmaGrid<&Flash2MmaKernel<T, kD, true>, Traits>(params, batch_heads, args.stream);
+  return LaunchFlash2MmaGrid<&Flash2MmaKernel<T, kD>, Traits>(params, batch_heads, args.stream);
 }
 
 }  // namespace flashviz::cuda::mma_detail
