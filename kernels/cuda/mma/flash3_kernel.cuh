@@ -85,6 +85,9 @@ enum Flash3Flag : unsigned {
   // consumers) 1.00× in fp16, bf16 within its spread. Not at d = 256 (B_c = 80: two or three tiles cross the
   // diagonal), nor with three consumers (B_r = 192: two), nor at fp8 d = 256 (ptxas spills 4-48 bytes causal).
   kFlagDiagonalFirst = 1u << 8,
+  // Without the mask and N a multiple of B_c (the host's choice: 16-bit d = 64, flash3_wgmma.cu has the figures): no
+  // K/V tile crosses N, so the softmax never masks.
+  kFlagWholeKeyTiles = 1u << 9,
 };
 
 // fp8 (e4m3) inputs: one byte an element, k = 32 per wgmma, and V_j given transposed (wgmma reads 8-bit B
@@ -761,6 +764,7 @@ __global__ void __launch_bounds__(Flash3TraitsOf<T, kD, kFlags>::kThreads, 1)
   constexpr bool kStageOInQ = (kFlags & kFlagStageOInQ) != 0;
   constexpr bool kSplit = (kFlags & kFlagSplitLastPasses) != 0;
   constexpr bool kDiagonalFirst = (kFlags & kFlagDiagonalFirst) != 0;
+  constexpr bool kWholeKeyTiles = (kFlags & kFlagWholeKeyTiles) != 0;
   static_assert(!kDiagonalFirst || (kOverlap && !kSplit && kBr == kBc),
                 "diagonal first: the overlapped loop, whole work tiles, one K/V tile across the diagonal");
   static_assert(!kStageOInQ || kStagedStore, "a staging place only for the staged store");
@@ -906,7 +910,8 @@ __global__ void __launch_bounds__(Flash3TraitsOf<T, kD, kFlags>::kThreads, 1)
           release(smem.KEmpty(slot.stage));
           if (!Traits::kQInRegisters && kv_count == 1) release(smem.QEmpty(q_buffer));
           // O_i is 0: no rescale.
-          SoftmaxTile<Traits>(s, row_max, row_sum, alpha, kv_col(0), row_a, warp_row0, quad, scale_log2, params);
+          SoftmaxTile<Traits, !kWholeKeyTiles>(s, row_max, row_sum, alpha, kv_col(0), row_a, warp_row0, quad,
+                                               scale_log2, params);
           PackP<T>(s, p);
         }
         // Tile j ≥ 1: issue S_j and P̃_{j−1} V_{j−1}; wait for S_j only, run its softmax while the tensor cores
@@ -931,8 +936,8 @@ __global__ void __launch_bounds__(Flash3TraitsOf<T, kD, kFlags>::kThreads, 1)
           PinRegisters(s);
           release(smem.KEmpty(slot.stage));
           if (!Traits::kQInRegisters && j + 1 == kv_count) release(smem.QEmpty(q_buffer));
-          const bool rescale = SoftmaxTile<Traits, !kDiagonalFirst>(s, row_max, row_sum, alpha, kv_col(j), row_a,
-                                                                    warp_row0, quad, scale_log2, params);
+          const bool rescale = SoftmaxTile<Traits, !kDiagonalFirst && !kWholeKeyTiles>(
+              s, row_max, row_sum, alpha, kv_col(j), row_a, warp_row0, quad, scale_log2, params);
           if constexpr (Traits::kWaitAfterSoftmax)
             WgmmaWaitAfter<0>(__float_as_uint(row_sum[0]) | __float_as_uint(row_sum[1]));
           else

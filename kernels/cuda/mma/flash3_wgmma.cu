@@ -225,6 +225,14 @@ cudaError_t LaunchWithFlags(const AttentionArgs& args, const CUtensorMap& q_map,
   // Causal d = 128 on the grid of one block per Q tile: the diagonal first too (kBase has the select mask only when
   // causal).
   constexpr unsigned kCausalOnly = (kBase & wgmma_detail::kFlagSelectMask) != 0 ? kDiagonalFirst : 0u;
+  // d = 64 without the mask and N a multiple of B_c: a softmax that never masks (kFlagWholeKeyTiles). H200,
+  // 2026-11-27, three rounds against the kernel that tests each tile (docs/results/2026-11-27-h200-diagonal-first/
+  // call4): +2-6% at N = 1024, 4096 and 16384, both dtypes; at d = 128 (Q_i in registers) 0.95-0.99×, not taken.
+  if constexpr (kD == 64) {
+    if (flags == kDefault && !args.shape.causal && n % Traits::kBc == 0)
+      return LaunchFlash3Kernel<T, kD, kDefault | wgmma_detail::kFlagWholeKeyTiles>(args.stream, q_map, k_map, v_map,
+                                                                                   params, persistent, multiprocessors);
+  }
   if (flags == kDefault)
     return LaunchFlash3Kernel<T, kD, kDefault | kCausalOnly>(args.stream, q_map, k_map, v_map, params, persistent,
                                                              multiprocessors);
