@@ -1,5 +1,6 @@
-// flash2_mma's kernels for bf16, d = 64: the shipped one (flash2_mma_kernel.cuh) and the ablation study's 2^kFlagCount
-// (ablation/flash2_mma_ablation.cuh), in a file of their own so that the four (dtype, d) groups compile in parallel.
+// flash2_mma's kernels for bf16, d = 64: the shipped one in its two forms (flash2_mma_kernel.cuh)
+// and the ablation study's 2^kFlagCount (ablation/flash2_mma_ablation.cuh), in a file of their own so that the four
+// (dtype, d) groups compile in parallel.
 // The story is flash2_mma.cu.
 #include "kernels/cuda/mma/ablation/flash2_mma_ablation.cuh"
 #include "kernels/cuda/mma/flash2_mma_kernel.cuh"
