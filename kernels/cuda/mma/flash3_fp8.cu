@@ -240,7 +240,7 @@ namespace {
 // The kernel for d and the mask with the grid's schedule (longest first on the persistent causal grid) and
 // ping-pong or not. Causal at d = 128 masks with selects (kFlagSelectMask); d = 256 branches around each element.
 // d = 128 walks each work tile's K/V tiles from the last (kFlagDiagonalFirst), with and without the mask, but in the
-// cut last passes, whose pieces begin mid-tile.
+// cut last passes, whose pieces begin and end partway through a work tile.
 template <int kD, bool kCausal>
 cudaError_t LaunchForGrid(cudaStream_t stream, const CUtensorMap& q_map, const CUtensorMap& k_map,
                           const CUtensorMap& v_map, const wgmma_detail::Flash3Params& params, bool persistent,

@@ -378,7 +378,7 @@ __device__ __forceinline__ void Produce(const SharedLayout<Traits>& smem, const 
     // K/V tiles kv_first … kv_first + kv_count − 1 of the work tile (all of them but in a cut one).
     const int kv_first = piece.kv_begin, kv_count = kSplit ? piece.kv_end - piece.kv_begin : tile.kv_tiles;
     // The K/V tile walked j-th (kFlagDiagonalFirst: from the last).
-    const auto kv_tile = [&](int j) { return kDiagonalFirst ? kv_count - 1 - j : kv_first + j; };
+    const auto kv_tile = [&](int j) { return kv_first + (kDiagonalFirst ? kv_count - 1 - j : j); };
     // Q buffer local mod kQBuffers; its fill before this one completed phase ((local / kQBuffers) − 1) mod 2 of
     // its empty barrier.
     const int q_buffer = local % Traits::kQBuffers;
@@ -417,7 +417,8 @@ __device__ __forceinline__ float Exp2Polynomial(float x) {
 
 // A consumer warp's rows g and g+8 (of its 16) in one tile: masking, the online-softmax statistics, and P̃ in
 // place of S (as floats), scaled by 2^Traits::kPExponent. Returns whether O_i must be multiplied by α (the two rows'
-// factors, set only then), the same for the whole warp.
+// factors, set only then), the same for the whole warp. kMayMask = false leaves the mask out: the caller promises
+// that the tile crosses neither N nor the diagonal of any of the warp's rows.
 template <typename Traits, bool kMayMask = true, int kSAcc>
 __device__ __forceinline__ bool SoftmaxTile(float (&s)[kSAcc], float (&row_max)[2], float (&row_sum)[2],
                                             float (&alpha)[2], int kv_col0, int row_a, int warp_row0, int quad,
@@ -767,6 +768,7 @@ __global__ void __launch_bounds__(Flash3TraitsOf<T, kD, kFlags>::kThreads, 1)
   constexpr bool kWholeKeyTiles = (kFlags & kFlagWholeKeyTiles) != 0;
   static_assert(!kDiagonalFirst || (kOverlap && !kSplit && kBr == kBc),
                 "diagonal first: the overlapped loop, whole work tiles, one K/V tile across the diagonal");
+  static_assert(!kWholeKeyTiles || kOverlap, "whole key tiles: the overlapped loop's softmax");
   static_assert(!kStageOInQ || kStagedStore, "a staging place only for the staged store");
   static_assert(!kStagedStore || Traits::kCanStageO || kStageOInQ, "no room for the O staging tile");
   static_assert(!kStageOInQ || Traits::kOBlockBytes == Traits::kQBlockBytes, "Q_i's column blocks hold O's");
@@ -869,7 +871,8 @@ __global__ void __launch_bounds__(Flash3TraitsOf<T, kD, kFlags>::kThreads, 1)
          piece = BlockWorkPiece<kBc, kLongestFirst, kSplit>(++local, params)) {
       const WorkTile tile = DecodeWorkTile<kBr, kBc, kLongestFirst>(piece.work, params);
       // K/V tiles kv_first … kv_first + kv_count − 1 of the work tile (all of them but in a cut one), at ring
-      // positions it … it + kv_count − 1.
+      // positions it … it + kv_count − 1 in the order they are walked (kFlagDiagonalFirst: the last first). Below,
+      // "tile j" is the j-th walked.
       const int kv_first = piece.kv_begin, kv_count = kSplit ? piece.kv_end - piece.kv_begin : tile.kv_tiles;
       const int kv_col0 = kv_first * kBc;  // the first key
       // The first key of the K/V tile walked j-th (kFlagDiagonalFirst: from the last).

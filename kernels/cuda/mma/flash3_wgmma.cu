@@ -164,7 +164,10 @@ std::optional<std::string> DeviceNotHopper() {
 }
 
 // The kernel for these options on top of kBase (the consumer count, the causal select mask): each compile-time
-// options bit flips one flag of the default kernel (overlap on, staged store on).
+// options bit flips one flag of the default kernel (overlap on, staged store on). The default kernel alone also walks
+// causal K/V tiles diagonal first (d = 64 and 128) and, at d = 64 without the mask, skips the mask test
+// (kFlagDiagonalFirst, kFlagWholeKeyTiles, below): the options bits' kernels walk first to last and test each tile,
+// so their ratios at those shapes count that too (their table, kernels/README.md, predates both).
 template <typename T, int kD, unsigned kBase>
 cudaError_t LaunchWithFlags(const AttentionArgs& args, const CUtensorMap& q_map, const CUtensorMap& k_map,
                             const CUtensorMap& v_map, bool persistent, int multiprocessors) {

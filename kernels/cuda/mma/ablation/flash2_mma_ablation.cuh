@@ -17,8 +17,9 @@ namespace flashviz::cuda::mma_detail {
 
 // Flash2MmaKernel (flash2_mma_kernel.cuh) with every step a compile-time switch: kFlags are DefaultFlags<kD>() with the
 // options bits' flags flipped (FlagsForOptions), kKeysPerTile B_c. With the default flags and B_c = 64 it is the
-// shipped kernel line for line, but for the stagger's sleep; the tests check that the two give the same bits (the
-// stagger alone runs this one).
+// shipped kernel's checking form line for line, but for the stagger's sleep (the shipped whole-tiles form, taken
+// without the mask when N is a multiple of 128, also leaves out the bounds and the mask); the tests check that the two
+// give the same bits, both forms (the stagger alone runs this one).
 // Grid: x = Q tile index (reversed when causal, so the longest rows start first), y = batch·head.
 // Warp w owns rows [w·16·kMTiles, (w+1)·16·kMTiles) of Q_i; its m16 tile mi holds rows 16·mi.. of those, and a
 // lane holds rows g and g+8 of each m16 tile (g = lane / 4).

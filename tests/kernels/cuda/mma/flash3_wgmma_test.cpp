@@ -104,7 +104,8 @@ TEST(Flash3Wgmma, PersistentGridWalksManyTiles) {
 }
 
 // Longer sequences with a non-default scale (the running max really moves) and several heads. Beyond N = 2048 the
-// host takes other kernels: three consumers at d = 64, and causal d = 128 on the grid of one block per Q tile.
+// host takes other kernels: three consumers at causal d = 64 (from N = 1024 without the mask), and causal d = 128 on
+// the grid of one block per Q tile.
 TEST(Flash3Wgmma, LongSequenceSeveralHeads) {
   if (const std::string why = WhyNoHopper(); !why.empty()) GTEST_SKIP() << why;
   for (DType dtype : {DType::kFp16, DType::kBf16})
