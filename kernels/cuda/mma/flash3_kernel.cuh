@@ -340,6 +340,13 @@ struct RingSlot {
   __device__ explicit RingSlot(int it) : stage(it % kStages), parity(static_cast<std::uint32_t>(it / kStages) & 1u) {}
 };
 
+// The K/V tile a piece of work (K/V tiles kv_first … kv_first + kv_count − 1) walks j-th: from the first, or with
+// kFlagDiagonalFirst from the last. The producer loads and the consumers read by this one order.
+template <bool kDiagonalFirst>
+__device__ __forceinline__ int WalkedKvTile(int j, int kv_first, int kv_count) {
+  return kv_first + (kDiagonalFirst ? kv_count - 1 - j : j);
+}
+
 // ---------------------------------------------------------------------------------------------------------
 // [SECTION] 3. The kernel
 // ---------------------------------------------------------------------------------------------------------
@@ -377,8 +384,7 @@ __device__ __forceinline__ void Produce(const SharedLayout<Traits>& smem, const 
     const WorkTile tile = DecodeWorkTile<Traits::kBr, Traits::kBc, kLongestFirst>(piece.work, params);
     // K/V tiles kv_first … kv_first + kv_count − 1 of the work tile (all of them but in a cut one).
     const int kv_first = piece.kv_begin, kv_count = kSplit ? piece.kv_end - piece.kv_begin : tile.kv_tiles;
-    // The K/V tile walked j-th (kFlagDiagonalFirst: from the last).
-    const auto kv_tile = [&](int j) { return kv_first + (kDiagonalFirst ? kv_count - 1 - j : j); };
+    const auto kv_tile = [&](int j) { return WalkedKvTile<kDiagonalFirst>(j, kv_first, kv_count); };
     // Q buffer local mod kQBuffers; its fill before this one completed phase ((local / kQBuffers) − 1) mod 2 of
     // its empty barrier.
     const int q_buffer = local % Traits::kQBuffers;
@@ -875,8 +881,8 @@ __global__ void __launch_bounds__(Flash3TraitsOf<T, kD, kFlags>::kThreads, 1)
       // "tile j" is the j-th walked.
       const int kv_first = piece.kv_begin, kv_count = kSplit ? piece.kv_end - piece.kv_begin : tile.kv_tiles;
       const int kv_col0 = kv_first * kBc;  // the first key
-      // The first key of the K/V tile walked j-th (kFlagDiagonalFirst: from the last).
-      const auto kv_col = [&](int j) { return (kDiagonalFirst ? kv_count - 1 - j : j) * kBc + kv_col0; };
+      // The first key of the K/V tile walked j-th: its offset within the piece, plus the piece's first key.
+      const auto kv_col = [&](int j) { return WalkedKvTile<kDiagonalFirst>(j, 0, kv_count) * kBc + kv_col0; };
       const int warp_row0 = tile.q_row0 + consumer * 64 + warp * 16;
       const int row_a = warp_row0 + g;
       float o_acc[kOAcc];
