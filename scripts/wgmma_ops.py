@@ -20,8 +20,8 @@ OUTPUT = pathlib.Path(__file__).resolve().parent.parent / "kernels" / "cuda" / "
 # (C++ element type, PTX type, k per instruction, SS widths, RS widths, B major-ness of the RS form, widths of a
 # second RS form with B K-major, `RSKMajor`: S = Q_i K_jᵀ with Q_i in registers, where the RS form is P̃V's)
 ELEMENTS = [
-    ("__half", "f16", 16, (80, 128), (64, 72, 128, 256), "N-major", (128,)),
-    ("__nv_bfloat16", "bf16", 16, (80, 128), (64, 72, 128, 256), "N-major", (128,)),
+    ("__half", "f16", 16, (64, 80, 128), (64, 72, 128, 256), "N-major", (128,)),
+    ("__nv_bfloat16", "bf16", 16, (64, 80, 128), (64, 72, 128, 256), "N-major", (128,)),
     ("__nv_fp8_e4m3", "e4m3", 32, (128,), (64, 128, 136, 256), "K-major", ()),
 ]
 

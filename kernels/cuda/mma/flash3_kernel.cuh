@@ -65,10 +65,11 @@ enum Flash3Flag : unsigned {
   // its own S GEMMs read, and those have completed by its epilogue.
   kFlagStageOInQ = 1u << 5,
   // The mask as one compare and select an element (Traits::kBranchFreeMask) where the element type and d alone would
-  // branch around each element (the host sets it, no options bit: causal d = 128, flash3_fp8 and flash3_wgmma). H200,
-  // 2026-11-27 (kernels/README.md), against the branching form: fp8 d = 128 causal +8% at N = 1024, +6% at 4096, +1%
-  // at 16384; without the mask, where only N's last tile is masked, 1-2% slower at N = 4096 and 16384, so only causal;
-  // 16-bit d = 128 causal +10-14% at N = 1024, +3% at 4096, +2% at 16384.
+  // branch around each element (the host sets it, no options bit: causal d = 128, flash3_fp8 and flash3_wgmma, and
+  // causal 16-bit d = 256 with kFlagNarrowKeys). H200, 2026-11-27 (kernels/README.md), against the branching form: fp8
+  // d = 128 causal +8% at N = 1024, +6% at 4096, +1% at 16384; without the mask, where only N's last tile is masked,
+  // 1-2% slower at N = 4096 and 16384, so only causal; 16-bit d = 128 causal +10-14% at N = 1024, +3% at 4096, +2% at
+  // 16384.
   kFlagSelectMask = 1u << 6,
   // The persistent grid's last passes cut by K/V tiles (flash3_schedule.h; without the mask, where every work tile
   // has the same length; the host sets it, no options bit): a launch of its own after the whole passes, in which
@@ -88,6 +89,11 @@ enum Flash3Flag : unsigned {
   // Without the mask and N a multiple of B_c (the host's choice: 16-bit d = 64, flash3_wgmma.cu has the figures): no
   // K/V tile crosses N, so the softmax never masks.
   kFlagWholeKeyTiles = 1u << 9,
+  // 16-bit d = 256 with K/V tiles of 64 keys instead of 80 (the host's choice: causal, with kFlagSelectMask). A Q tile
+  // of 128 rows then ends where a K/V tile does, so that the tiles hold 6% fewer keys past the diagonal at N = 1024, and
+  // S and P̃ take 12 registers fewer, which lets the select mask fit (with 80 keys it spilled). H200, 2026-11-28
+  // (kernels/README.md): +7-9% at causal N = 1024, +3-15% at 2048, within the spread beyond.
+  kFlagNarrowKeys = 1u << 10,
 };
 
 // fp8 (e4m3) inputs: one byte an element, k = 32 per wgmma, and V_j given transposed (wgmma reads 8-bit B
@@ -95,7 +101,8 @@ enum Flash3Flag : unsigned {
 template <typename T>
 inline constexpr bool kIsFp8 = std::is_same_v<T, __nv_fp8_e4m3>;
 
-template <typename T, int kD, int kConsumerCount = 2, bool kSelectMask = false, bool kOverlapLoop = false>
+template <typename T, int kD, int kConsumerCount = 2, bool kSelectMask = false, bool kOverlapLoop = false,
+          bool kNarrowKeys = false>
 struct Flash3Traits {
   using Element = T;
   static constexpr int kHeadDim = kD;
@@ -108,8 +115,9 @@ struct Flash3Traits {
   static constexpr int kBr = 64 * kConsumers;  // B_r
   // B_c: keys per K_j/V_j tile (the N of S = Q K_jᵀ). d = 256 in 16 bits takes 80 (FlashAttention-3's choice):
   // Q_i (64 KB) and two stages of 80-key K_j and V_j (4 × 40 KB) fill the 227 KB, and S (40 registers), P̃ (20)
-  // and O (128) fit the consumers' 240 registers.
-  static constexpr int kBc = (!kFp8 && kD == 256) ? 80 : 128;
+  // and O (128) fit the consumers' 240 registers. Causal, 64 (kFlagNarrowKeys; 4 × 32 KB a stage pair, S 32, P̃ 16).
+  static constexpr int kBc = (!kFp8 && kD == 256) ? (kNarrowKeys ? 64 : 80) : 128;
+  static_assert(!kNarrowKeys || (!kFp8 && kD == 256), "narrow key tiles: 16-bit d = 256 only");
   static constexpr int kKStep = 32 / kElementBytes;        // elements per wgmma k-step (32 bytes): 16 or 32
   static constexpr int kRowBytes = kD * kElementBytes;     // one row of Q_i or K_j
   static constexpr int kColumnBlocks = kRowBytes / 128;    // 128-byte swizzle blocks per row: 1, 2 or 4
@@ -755,7 +763,7 @@ __device__ __forceinline__ void ConsumeSerially(const SharedLayout<Traits>& smem
 // kFlagOverlapSoftmax whether Q_i may sit in registers).
 template <typename T, int kD, unsigned kFlags>
 using Flash3TraitsOf = Flash3Traits<T, kD, (kFlags & kFlagThreeConsumers) ? 3 : 2, (kFlags & kFlagSelectMask) != 0,
-                                    (kFlags & kFlagOverlapSoftmax) != 0>;
+                                    (kFlags & kFlagOverlapSoftmax) != 0, (kFlags & kFlagNarrowKeys) != 0>;
 
 template <typename T, int kD, unsigned kFlags>
 __global__ void __launch_bounds__(Flash3TraitsOf<T, kD, kFlags>::kThreads, 1)

@@ -48,7 +48,7 @@
 //   - V_j is the N-major B operand of P̃V (N = d, contiguous; K = keys): start = V base + 16 keys · 128 bytes per
 //     k-step, stride byte offset (8 keys to the next 8) = 1024, leading byte offset (one 64-column block to the
 //     next) = B_c · 128.
-// B_c = 128 keys at d = 64 and 128; 80 at d = 256 (Flash3Traits).
+// B_c = 128 keys at d = 64 and 128; 80 at d = 256, 64 there with the causal mask (Flash3Traits).
 //
 // Measured: kernels/README.md, "flash2_mma and flash3_wgmma" (the tables are written from the run folders in
 // docs/results/, the experiments that chose this code are listed there).
@@ -163,6 +163,15 @@ std::optional<std::string> DeviceNotHopper() {
   return reason;
 }
 
+// Causal 16-bit d = 256: K/V tiles of 64 keys and the mask as selects (kFlagNarrowKeys, kFlagSelectMask), without
+// ping-pong. With 80-key tiles the select mask spilled (68 bytes) and measured 1-12% slower; with 64 it fits the
+// registers. H200, 2026-11-28, against the 80-key kernel with the branching mask, three rounds a call
+// (docs/results/2026-11-28-h200-half-diagonal/, calls 2 and 3): +7-9% at N = 1024 (fp16 and bf16, either schedule),
+// +3-15% at 2048, within the calls' spread from 4096 (0.98-1.09×; that kernel's own rounds spread up to 10% there).
+// Ping-pong with it spills 20 bytes and measured the same (±3% at N = 1024, mixed beyond): off, the other-schedule bit
+// turns it on.
+constexpr unsigned kCausalD256 = wgmma_detail::kFlagNarrowKeys | wgmma_detail::kFlagSelectMask;
+
 // The kernel for these options on top of kBase (the consumer count, the causal select mask): each compile-time
 // options bit flips one flag of the default kernel (overlap on, staged store on). The default kernel alone also walks
 // causal K/V tiles diagonal first (d = 64 and 128) and, at d = 64 without the mask, skips the mask test
@@ -193,8 +202,11 @@ cudaError_t LaunchWithFlags(const AttentionArgs& args, const CUtensorMap& q_map,
   // Ping-pong takes turns between two consumers: with three the bit changes nothing. The default at d = 256 (H200,
   // 2026-11-26, with O staged in Q_i: 1-15% faster at N = 1024 and 4096, within ±3% at 16384), not at d = 64 and
   // 128 (−6% to +13% by shape, most within ±3%); the other-schedule bit flips it.
+  // Causal d = 256 (kCausalD256, 64-key tiles) is without it by default.
   constexpr unsigned kPingPong = Traits::kConsumers == 2 ? wgmma_detail::kFlagPingPong : 0u;
-  const bool ping_pong = ((kD == 256) != ((args.options & kFlash3WgmmaOtherSchedule) != 0)) && flags == kDefault;
+  constexpr bool kPingPongByDefault = kD == 256 && (kBase & wgmma_detail::kFlagNarrowKeys) == 0;
+  const bool ping_pong =
+      (kPingPongByDefault != ((args.options & kFlash3WgmmaOtherSchedule) != 0)) && flags == kDefault;
   // d = 256 on the grid of one block per Q tile: O stages in Q_i's buffer, which no next tile needs there (the
   // direct-store bit stores from the accumulators instead). The same day: 6% faster at N = 1024 without the mask,
   // 11-12% causal; within the spread at 4096 and 16384 (−7% to +3%).
@@ -211,8 +223,8 @@ cudaError_t LaunchWithFlags(const AttentionArgs& args, const CUtensorMap& q_map,
   }
   // Causal on the persistent grid: longest tiles first (the default kernel only; the ablation bits keep the
   // head-major order they were measured with). H200, docs/results/2026-11-25-h200-flash3-arrive run4. Causal d = 128
-  // always comes with the select mask in kBase, so without it these kernels are never launched and not built.
-  constexpr bool kMayBeCausal = kD != 128 || (kBase & wgmma_detail::kFlagSelectMask) != 0;
+  // and 256 always come with the select mask in kBase, so without it these kernels are never launched and not built.
+  constexpr bool kMayBeCausal = kD == 64 || (kBase & wgmma_detail::kFlagSelectMask) != 0;
   // Causal, where one K/V tile of a work tile crosses the diagonal: that tile first (the default kernel only).
   constexpr unsigned kDiagonalFirst = Traits::kBr == Traits::kBc ? wgmma_detail::kFlagDiagonalFirst : 0u;
   if constexpr (kMayBeCausal) {
@@ -292,7 +304,7 @@ cudaError_t LaunchFlash3Wgmma(const AttentionArgs& args) {
     return reason->rfind("compute capability", 0) == 0 || reason->rfind("no CUDA", 0) == 0 ? cudaErrorInvalidDevice
                                                                                             : cudaErrorInvalidValue;
   const int batch_heads = args.shape.batch * args.shape.heads, n = args.shape.n, d = args.shape.d;
-  // Q_i in boxes of B_r rows (192 at d = 64, 128 else), K_j and V_j of B_c rows (80 at d = 256, 128 else).
+  // Q_i in boxes of B_r rows (192 at d = 64, 128 else), K_j and V_j of B_c rows (at d = 256 80, causal 64; else 128).
   // d = 64: three consumer warpgroups (B_r = 192) from N = 2048, and without the mask from N = 1024; two below.
   // H200, 2026-11-26, two rounds: three are 1-4% faster at N = 2048 and 4096 and 10-13% at 16384, 2-15% slower at
   // 1024, where 192 leaves two thirds of the last Q tile empty and the causal diagonal is coarser. 2026-11-27, with the
@@ -301,7 +313,8 @@ cudaError_t LaunchFlash3Wgmma(const AttentionArgs& args) {
   const bool three_by_default = n >= 2048 || (!args.shape.causal && n >= 1024);
   const bool three_consumers = d == 64 && (three_by_default != ((args.options & kFlash3WgmmaOtherRows) != 0));
   const int q_box_rows = three_consumers ? Flash3Traits<__half, 64, 3>::kBr : 128;
-  const int kv_box_rows = d == 256 ? Flash3Traits<__half, 256>::kBc : 128;
+  constexpr int kCausalD256Keys = wgmma_detail::Flash3TraitsOf<__half, 256, kCausalD256>::kBc;
+  const int kv_box_rows = d != 256 ? 128 : args.shape.causal ? kCausalD256Keys : Flash3Traits<__half, 256>::kBc;
   CUtensorMap q_map, k_map, v_map;
   if (!EncodeTensorMap(&q_map, args.q, args.dtype, batch_heads, n, d, q_box_rows) ||
       !EncodeTensorMap(&k_map, args.k, args.dtype, batch_heads, n, d, kv_box_rows) ||
@@ -326,13 +339,17 @@ cudaError_t LaunchFlash3Wgmma(const AttentionArgs& args) {
         return LaunchWithFlags<T, kD, wgmma_detail::kFlagThreeConsumers>(args, q_map, k_map, v_map, persistent,
                                                                           multiprocessors);
     }
-    // Causal d = 128 masks with selects (d = 64 always does; d = 256 would spill, 68 bytes, and measured 1-12%
-    // slower). H200, 2026-11-27, against the branching form, three rounds in one call: +10% and +14% at N = 1024
+    // Causal d = 128 masks with selects (d = 64 always does; d = 256 with 80-key tiles would spill, 68 bytes, and
+    // measured 1-12% slower: it takes 64-key tiles for it, kCausalD256). H200, 2026-11-27, against the branching form, three rounds in one call: +10% and +14% at N = 1024
     // (fp16, bf16), +3% at 4096, +2% at 16384 (docs/results/2026-11-27-h200-select-mask/).
     if constexpr (kD == 128) {
       if (args.shape.causal)
         return LaunchWithFlags<T, kD, wgmma_detail::kFlagSelectMask>(args, q_map, k_map, v_map, persistent,
                                                                      multiprocessors);
+    }
+    if constexpr (kD == 256) {
+      if (args.shape.causal)
+        return LaunchWithFlags<T, kD, kCausalD256>(args, q_map, k_map, v_map, persistent, multiprocessors);
     }
     return LaunchWithFlags<T, kD, 0>(args, q_map, k_map, v_map, persistent, multiprocessors);
   };
