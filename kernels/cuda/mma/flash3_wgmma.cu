@@ -166,7 +166,7 @@ std::optional<std::string> DeviceNotHopper() {
 // Causal 16-bit d = 256: K/V tiles of 64 keys and the mask as selects (kFlagNarrowKeys, kFlagSelectMask), without
 // ping-pong. With 80-key tiles the select mask spilled (68 bytes) and measured 1-12% slower; with 64 it fits the
 // registers. H200, 2026-11-28, against the 80-key kernel with the branching mask, three rounds a call
-// (docs/results/2026-11-28-h200-half-diagonal/, calls 2 and 3): +7-9% at N = 1024 (fp16 and bf16, either schedule),
+// (docs/results/2026-11-28-h200-d256-narrow-keys/, calls 2 and 3): +7-9% at N = 1024 (fp16 and bf16, either schedule),
 // +3-15% at 2048, within the calls' spread from 4096 (0.98-1.09×; that kernel's own rounds spread up to 10% there).
 // Ping-pong with it spills 20 bytes and measured the same (±3% at N = 1024, mixed beyond): off, the other-schedule bit
 // turns it on.
@@ -340,8 +340,9 @@ cudaError_t LaunchFlash3Wgmma(const AttentionArgs& args) {
                                                                           multiprocessors);
     }
     // Causal d = 128 masks with selects (d = 64 always does; d = 256 with 80-key tiles would spill, 68 bytes, and
-    // measured 1-12% slower: it takes 64-key tiles for it, kCausalD256). H200, 2026-11-27, against the branching form, three rounds in one call: +10% and +14% at N = 1024
-    // (fp16, bf16), +3% at 4096, +2% at 16384 (docs/results/2026-11-27-h200-select-mask/).
+    // measured 1-12% slower: it takes 64-key tiles for it, kCausalD256). H200, 2026-11-27, against the branching
+    // form, three rounds in one call: +10% and +14% at N = 1024 (fp16, bf16), +3% at 4096, +2% at 16384
+    // (docs/results/2026-11-27-h200-select-mask/).
     if constexpr (kD == 128) {
       if (args.shape.causal)
         return LaunchWithFlags<T, kD, wgmma_detail::kFlagSelectMask>(args, q_map, k_map, v_map, persistent,
