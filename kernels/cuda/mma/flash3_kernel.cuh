@@ -84,7 +84,8 @@ enum Flash3Flag : unsigned {
   // (docs/results/2026-11-27-h200-diagonal-first/): fp8 d = 128 causal +1-2% and without the mask +3-4%; 16-bit
   // d = 128 causal +0-1% but 0.92-0.98× without the mask (not taken there); 16-bit d = 64 causal N = 1024 (two
   // consumers) 1.00× in fp16, bf16 within its spread. Not at d = 256 (B_c = 80: two or three tiles cross the
-  // diagonal), nor with three consumers (B_r = 192: two), nor at fp8 d = 256 (ptxas spills 4-48 bytes causal).
+  // diagonal; causal B_c = 64: two), nor with three consumers (B_r = 192: two), nor at fp8 d = 256 (ptxas spills
+  // 4-48 bytes causal).
   kFlagDiagonalFirst = 1u << 8,
   // Without the mask and N a multiple of B_c (the host's choice: 16-bit d = 64, flash3_wgmma.cu has the figures): no
   // K/V tile crosses N, so the softmax never masks.
@@ -116,7 +117,8 @@ struct Flash3Traits {
   static constexpr int kBr = 64 * kConsumers;  // B_r
   // B_c: keys per K_j/V_j tile (the N of S = Q K_jᵀ). d = 256 in 16 bits takes 80 (FlashAttention-3's choice):
   // Q_i (64 KB) and two stages of 80-key K_j and V_j (4 × 40 KB) fill the 227 KB, and S (40 registers), P̃ (20)
-  // and O (128) fit the consumers' 240 registers. Causal, 64 (kFlagNarrowKeys; 4 × 32 KB a stage pair, S 32, P̃ 16).
+  // and O (128) fit the consumers' 240 registers. Causal, 64 (kFlagNarrowKeys: two stages of K_j and V_j in
+  // 4 × 32 KB, S 32 registers, P̃ 16).
   static constexpr int kBc = (!kFp8 && kD == 256) ? (kNarrowKeys ? 64 : 80) : 128;
   static_assert(!kNarrowKeys || (!kFp8 && kD == 256), "narrow key tiles: 16-bit d = 256 only");
   static constexpr int kKStep = 32 / kElementBytes;        // elements per wgmma k-step (32 bytes): 16 or 32
@@ -207,9 +209,10 @@ struct Flash3Traits {
   // `col >= n || (causal && col > row)` the compiler branches around each element: about 10 instructions and two
   // convergence barriers an element on every tile that crosses the diagonal. H200, 2026-11-26 (kernels/README.md),
   // with Q_i double-buffered: 16-bit d = 64 causal +4% at N = 4096 and within ±2% elsewhere; at d = 128 −4% causal at
-  // N = 1024, +2% at 4096; at d = 256 and in fp8 the select form spills or slows the unmasked tiles too (fp8 d = 128
-  // −5% to −12% where no tile is masked; 1-2% on 2026-11-27, with ℓ on the tensor cores): the branching form there,
-  // but for causal d = 128 (kFlagSelectMask, whose comment has its figures; at 16-bit d = 256 the select form spills).
+  // N = 1024, +2% at 4096; at d = 256 (80-key tiles) and in fp8 the select form spills or slows the unmasked tiles too
+  // (fp8 d = 128 −5% to −12% where no tile is masked; 1-2% on 2026-11-27, with ℓ on the tensor cores): the branching
+  // form there, but for causal d = 128 and causal d = 256 on 64-key tiles (kFlagSelectMask and kFlagNarrowKeys, whose
+  // comments have their figures).
   static constexpr bool kBranchFreeMask = (!kFp8 && kD == 64) || kSelectMask;
   // The overlapped loop's wait for P̃_{j−1} V_{j−1} kept after the softmax of tile j (WgmmaWaitAfter). Written as a
   // plain wait, ptxas placed it at the softmax's first instructions, so that the softmax ran after the product

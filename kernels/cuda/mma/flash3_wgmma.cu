@@ -34,8 +34,8 @@
 //      current one.
 //   6. O leaves through a shared-memory staging tile in 16-byte coalesced stores.
 //   Options bits switch 4, 5 and 6, the consumer count at d = 64, and ping-pong scheduling of two consumer
-//   warpgroups (FlashAttention-3's inter-warpgroup overlap; the default at d = 256 only, within the runs' spread
-//   at d = 64 and 128)
+//   warpgroups (FlashAttention-3's inter-warpgroup overlap; the default at d = 256 without the mask only, within the
+//   runs' spread at d = 64 and 128 and on causal d = 256's 64-key tiles)
 //   (flash3_wgmma.h; d = 256 has no room for a staging tile beside its Q_i and K/V stages: on the grid of one block
 //   per Q tile it stages O in Q_i's buffer, on the persistent one it stores O straight from the accumulators).
 //   Not done (FlashAttention-3 does it): a TMA store of O.
@@ -172,11 +172,11 @@ std::optional<std::string> DeviceNotHopper() {
 // turns it on.
 constexpr unsigned kCausalD256 = wgmma_detail::kFlagNarrowKeys | wgmma_detail::kFlagSelectMask;
 
-// The kernel for these options on top of kBase (the consumer count, the causal select mask): each compile-time
-// options bit flips one flag of the default kernel (overlap on, staged store on). The default kernel alone also walks
-// causal K/V tiles diagonal first (d = 64 and 128) and, at d = 64 without the mask, skips the mask test
-// (kFlagDiagonalFirst, kFlagWholeKeyTiles, below): the options bits' kernels walk first to last and test each tile,
-// so their ratios at those shapes count that too (their table, kernels/README.md, predates both).
+// The kernel for these options on top of kBase (the consumer count, the causal select mask, causal d = 256's 64-key
+// tiles): each compile-time options bit flips one flag of the default kernel (overlap on, staged store on). The default
+// kernel alone also walks causal K/V tiles diagonal first (d = 64 and 128) and, at d = 64 without the mask, skips the
+// mask test (kFlagDiagonalFirst, kFlagWholeKeyTiles, below): the options bits' kernels walk first to last and test each
+// tile, so their ratios at those shapes count that too (their table, kernels/README.md, predates both).
 template <typename T, int kD, unsigned kBase>
 cudaError_t LaunchWithFlags(const AttentionArgs& args, const CUtensorMap& q_map, const CUtensorMap& k_map,
                             const CUtensorMap& v_map, bool persistent, int multiprocessors) {
@@ -238,7 +238,7 @@ cudaError_t LaunchWithFlags(const AttentionArgs& args, const CUtensorMap& q_map,
     return LaunchFlash3Kernel<T, kD, kDefault | kPingPong>(args.stream, q_map, k_map, v_map, params, persistent,
                                                            multiprocessors);
   // Causal d = 128 on the grid of one block per Q tile: the diagonal first too (kBase has the select mask only when
-  // causal).
+  // causal; at d = 256, B_r ≠ B_c, kDiagonalFirst is 0).
   constexpr unsigned kCausalOnly = (kBase & wgmma_detail::kFlagSelectMask) != 0 ? kDiagonalFirst : 0u;
   // d = 64 without the mask and N a multiple of B_c: a softmax that never masks (kFlagWholeKeyTiles). H200,
   // 2026-11-27, three rounds against the kernel that tests each tile (docs/results/2026-11-27-h200-diagonal-first/
