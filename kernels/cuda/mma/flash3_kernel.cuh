@@ -96,6 +96,11 @@ enum Flash3Flag : unsigned {
   // 2026-11-28 (kernels/README.md): +7-9% at causal N = 1024, +3-15% at 2048, within the spread beyond. At d = 64
   // causal (two consumers, the mask in the loop) 64-key tiles measured 0.82-0.85×.
   kFlagNarrowKeys = 1u << 10,
+  // Q_i arrives in one part per consumer warpgroup (its 64 rows), each on a full barrier of its own, consumer 0's part
+  // before K_0 and the others' after it, so that consumer 0's first S GEMM waits for 32 KB of Q_i instead of 64 (16-bit
+  // d = 256 on the grid of one block per Q tile, whose blocks wait for their first Q_i with nothing to overlap; the
+  // host's choice: causal, +1-2% at N = 1024 on the H200, 2026-11-28, kernels/README.md).
+  kFlagQByConsumer = 1u << 11,
 };
 
 // fp8 (e4m3) inputs: one byte an element, k = 32 per wgmma, and V_j given transposed (wgmma reads 8-bit B
@@ -104,7 +109,7 @@ template <typename T>
 inline constexpr bool kIsFp8 = std::is_same_v<T, __nv_fp8_e4m3>;
 
 template <typename T, int kD, int kConsumerCount = 2, bool kSelectMask = false, bool kOverlapLoop = false,
-          bool kNarrowKeys = false>
+          bool kNarrowKeys = false, bool kQByConsumer = false>
 struct Flash3Traits {
   using Element = T;
   static constexpr int kHeadDim = kD;
@@ -180,9 +185,11 @@ struct Flash3Traits {
   static constexpr int kVOffset = kKOffset + kStages * kTileBytes;
   static constexpr int kOOffset = kVOffset + kStages * kVStageBytes;
   static constexpr int kBarrierOffset = kOOffset + kOBytes;
-  // Barriers: Q full and Q empty per Q buffer, then per stage K full, V full, K empty, V empty (K_j is released
-  // after S_j, V_j after P̃_j V_j, which with the overlap comes one tile later).
-  static constexpr int kBarriers = 2 * kQBuffers + 4 * kStages;
+  // Q_i's full barriers per buffer: one, or one per consumer (kFlagQByConsumer).
+  static constexpr int kQParts = kQByConsumer ? kConsumers : 1;
+  // Barriers: Q full (kQParts per Q buffer) and Q empty per Q buffer, then per stage K full, V full, K empty, V empty
+  // (K_j is released after S_j, V_j after P̃_j V_j, which with the overlap comes one tile later).
+  static constexpr int kBarriers = kQBuffers * (kQParts + 1) + 4 * kStages;
   static constexpr int kSharedBytes = kBarrierOffset + kBarriers * 8 + 1024;  // + 1024 to align the base
   // An arrival per consumer warp releases a buffer.
   static constexpr int kReleaseCount = 4 * kConsumers;
@@ -335,9 +342,13 @@ struct SharedLayout {
   __device__ std::uint32_t K(int stage) const { return base + Traits::kKOffset + stage * Traits::kTileBytes; }
   __device__ std::uint32_t V(int stage) const { return base + Traits::kVOffset + stage * Traits::kVStageBytes; }
   __device__ std::uint32_t O() const { return base + Traits::kOOffset; }
-  __device__ std::uint32_t QFull(int buffer) const { return base + Traits::kBarrierOffset + 8 * buffer; }
-  __device__ std::uint32_t QEmpty(int buffer) const { return QFull(Traits::kQBuffers + buffer); }
-  __device__ std::uint32_t KFull(int stage) const { return QFull(2 * Traits::kQBuffers) + 32 * stage; }
+  __device__ std::uint32_t QFull(int buffer, int part = 0) const {
+    return base + Traits::kBarrierOffset + 8 * (buffer * Traits::kQParts + part);
+  }
+  __device__ std::uint32_t QEmpty(int buffer) const { return QFull(Traits::kQBuffers * Traits::kQParts + buffer); }
+  __device__ std::uint32_t KFull(int stage) const {
+    return QFull(Traits::kQBuffers * (Traits::kQParts + 1)) + 32 * stage;
+  }
   __device__ std::uint32_t VFull(int stage) const { return KFull(stage) + 8; }
   __device__ std::uint32_t KEmpty(int stage) const { return KFull(stage) + 16; }
   __device__ std::uint32_t VEmpty(int stage) const { return KFull(stage) + 24; }
@@ -402,17 +413,24 @@ __device__ __forceinline__ void Produce(const SharedLayout<Traits>& smem, const 
     const int q_buffer = local % Traits::kQBuffers;
     if (local >= Traits::kQBuffers)
       BarrierWait(smem.QEmpty(q_buffer), static_cast<std::uint32_t>(local / Traits::kQBuffers - 1) & 1u);
-    BarrierArriveExpectBytes(smem.QFull(q_buffer), Traits::kQBytes);
+    // Q_i, or with kFlagQByConsumer its part `part` (that consumer's 64 rows, in boxes of 64 rows).
+    const auto load_q = [&](int part) {
+      constexpr int kPartBytes = Traits::kQBytes / Traits::kQParts, kPartRows = Traits::kBr / Traits::kQParts;
+      BarrierArriveExpectBytes(smem.QFull(q_buffer, part), kPartBytes);
 #pragma unroll
-    for (int block = 0; block < Traits::kColumnBlocks; ++block)
-      TmaLoad3d(smem.Q(q_buffer) + block * Traits::kQBlockBytes, q_map, block * Traits::kBoxColumns, tile.q_row0,
-                tile.head, smem.QFull(q_buffer));
+      for (int block = 0; block < Traits::kColumnBlocks; ++block)
+        TmaLoad3d(smem.Q(q_buffer) + block * Traits::kQBlockBytes + part * kPartRows * 128, q_map,
+                  block * Traits::kBoxColumns, tile.q_row0 + part * kPartRows, tile.head, smem.QFull(q_buffer, part));
+    };
+    load_q(0);
     for (int j = 0; j < kv_count; ++j, ++it) {
       const RingSlot<kStages> slot(it);
       // The fill before this one (fill number it / kStages − 1) completed phase parity ^ 1 of the empty barrier.
       if (it >= kStages) BarrierWait(smem.KEmpty(slot.stage), slot.parity ^ 1u);
       BarrierArriveExpectBytes(smem.KFull(slot.stage), Traits::kTileBytes);
       load_tile(k_map, smem.K(slot.stage), smem.KFull(slot.stage), kv_tile(j) * Traits::kBc, tile.head);
+      if (j == 0)
+        for (int part = 1; part < Traits::kQParts; ++part) load_q(part);  // the other consumers' Q after K_0
       if (j > 0) load_v(it - 1, kv_tile(j - 1), tile.head);
     }
     // The work tile's last V now, not after the next work tile's Q and K_0: with one Q buffer in shared memory the
@@ -767,7 +785,8 @@ __device__ __forceinline__ void ConsumeSerially(const SharedLayout<Traits>& smem
 // kFlagOverlapSoftmax whether Q_i may sit in registers).
 template <typename T, int kD, unsigned kFlags>
 using Flash3TraitsOf = Flash3Traits<T, kD, (kFlags & kFlagThreeConsumers) ? 3 : 2, (kFlags & kFlagSelectMask) != 0,
-                                    (kFlags & kFlagOverlapSoftmax) != 0, (kFlags & kFlagNarrowKeys) != 0>;
+                                    (kFlags & kFlagOverlapSoftmax) != 0, (kFlags & kFlagNarrowKeys) != 0,
+                                    (kFlags & kFlagQByConsumer) != 0>;
 
 template <typename T, int kD, unsigned kFlags>
 __global__ void __launch_bounds__(Flash3TraitsOf<T, kD, kFlags>::kThreads, 1)
@@ -799,7 +818,7 @@ __global__ void __launch_bounds__(Flash3TraitsOf<T, kD, kFlags>::kThreads, 1)
   const int warpgroup = threadIdx.x / 128;
   if (threadIdx.x == 0) {
     for (int buffer = 0; buffer < Traits::kQBuffers; ++buffer) {
-      BarrierInit(smem.QFull(buffer), 1);
+      for (int part = 0; part < Traits::kQParts; ++part) BarrierInit(smem.QFull(buffer, part), 1);
       BarrierInit(smem.QEmpty(buffer), Traits::kReleaseCount);
     }
     for (int stage = 0; stage < kStages; ++stage) {
@@ -904,7 +923,8 @@ __global__ void __launch_bounds__(Flash3TraitsOf<T, kD, kFlags>::kThreads, 1)
       float s[kSAcc];
       std::uint32_t p[Traits::kPSteps][4];
       const int q_buffer = local % Traits::kQBuffers;
-      BarrierWait(smem.QFull(q_buffer), static_cast<std::uint32_t>(local / Traits::kQBuffers) & 1u);
+      BarrierWait(smem.QFull(q_buffer, Traits::kQParts > 1 ? consumer : 0),
+                  static_cast<std::uint32_t>(local / Traits::kQBuffers) & 1u);
       const std::uint32_t q_consumer = q_consumer0 + q_buffer * Traits::kQBytes;
       // Q_i's buffer released once its fragments are in registers (read in the generic proxy; the next fill comes
       // from the copy engine, the async proxy, hence the proxy fence before the release), else after the last S GEMM.

@@ -168,9 +168,12 @@ std::optional<std::string> DeviceNotHopper() {
 // registers. H200, 2026-11-28, against the 80-key kernel with the branching mask, three rounds a call
 // (docs/results/2026-11-28-h200-d256-narrow-keys/, calls 2 and 3): +7-9% at N = 1024 (fp16 and bf16, either schedule),
 // +3-15% at 2048, within the calls' spread from 4096 (0.98-1.09×; that kernel's own rounds spread up to 10% there).
-// Ping-pong with it spills 20 bytes and measured the same (±3% at N = 1024, mixed beyond): off, the other-schedule bit
-// turns it on.
-constexpr unsigned kCausalD256 = wgmma_detail::kFlagNarrowKeys | wgmma_detail::kFlagSelectMask;
+// Ping-pong with it spills 20 bytes (24 with Q_i by consumer) and measured the same (±3% at N = 1024, mixed beyond):
+// off, the other-schedule bit turns it on. Q_i in one part per consumer (kFlagQByConsumer), against the kernel without
+// it, five rounds (calls 7 and 8): +1-2% at causal N = 1024 (every round above), +1% at 2048, within the spread beyond;
+// without the mask 1.00× at N = 1024 and 0.97× in bf16 at 2048, so causal only.
+constexpr unsigned kCausalD256 =
+    wgmma_detail::kFlagNarrowKeys | wgmma_detail::kFlagSelectMask | wgmma_detail::kFlagQByConsumer;
 
 // The kernel for these options on top of kBase (the consumer count, the causal select mask, causal d = 256's 64-key
 // tiles): each compile-time options bit flips one flag of the default kernel (overlap on, staged store on). The default
@@ -312,7 +315,8 @@ cudaError_t LaunchFlash3Wgmma(const AttentionArgs& args) {
   // faster without the mask (two calls) and 0.88× with it. The other-rows bit takes the other.
   const bool three_by_default = n >= 2048 || (!args.shape.causal && n >= 1024);
   const bool three_consumers = d == 64 && (three_by_default != ((args.options & kFlash3WgmmaOtherRows) != 0));
-  const int q_box_rows = three_consumers ? Flash3Traits<__half, 64, 3>::kBr : 128;
+  // Causal d = 256: Q_i in boxes of 64 rows, one part per consumer (kFlagQByConsumer).
+  const int q_box_rows = three_consumers ? Flash3Traits<__half, 64, 3>::kBr : d == 256 && args.shape.causal ? 64 : 128;
   constexpr int kCausalD256Keys = wgmma_detail::Flash3TraitsOf<__half, 256, kCausalD256>::kBc;
   const int kv_box_rows = d != 256 ? 128 : args.shape.causal ? kCausalD256Keys : Flash3Traits<__half, 256>::kBc;
   CUtensorMap q_map, k_map, v_map;
