@@ -307,7 +307,8 @@ cudaError_t LaunchFlash3Wgmma(const AttentionArgs& args) {
     return reason->rfind("compute capability", 0) == 0 || reason->rfind("no CUDA", 0) == 0 ? cudaErrorInvalidDevice
                                                                                             : cudaErrorInvalidValue;
   const int batch_heads = args.shape.batch * args.shape.heads, n = args.shape.n, d = args.shape.d;
-  // Q_i in boxes of B_r rows (192 at d = 64, 128 else), K_j and V_j of B_c rows (at d = 256 80, causal 64; else 128).
+  // Q_i in boxes of B_r rows (192 at d = 64 with three consumers, 128 else; 64, one consumer's, at causal d = 256),
+  // K_j and V_j of B_c rows (at d = 256 80, causal 64; else 128).
   // d = 64: three consumer warpgroups (B_r = 192) from N = 2048, and without the mask from N = 1024; two below.
   // H200, 2026-11-26, two rounds: three are 1-4% faster at N = 2048 and 4096 and 10-13% at 16384, 2-15% slower at
   // 1024, where 192 leaves two thirds of the last Q tile empty and the causal diagonal is coarser. 2026-11-27, with the
@@ -315,10 +316,14 @@ cudaError_t LaunchFlash3Wgmma(const AttentionArgs& args) {
   // faster without the mask (two calls) and 0.88× with it. The other-rows bit takes the other.
   const bool three_by_default = n >= 2048 || (!args.shape.causal && n >= 1024);
   const bool three_consumers = d == 64 && (three_by_default != ((args.options & kFlash3WgmmaOtherRows) != 0));
-  // Causal d = 256: Q_i in boxes of 64 rows, one part per consumer (kFlagQByConsumer).
-  const int q_box_rows = three_consumers ? Flash3Traits<__half, 64, 3>::kBr : d == 256 && args.shape.causal ? 64 : 128;
-  constexpr int kCausalD256Keys = wgmma_detail::Flash3TraitsOf<__half, 256, kCausalD256>::kBc;
-  const int kv_box_rows = d != 256 ? 128 : args.shape.causal ? kCausalD256Keys : Flash3Traits<__half, 256>::kBc;
+  // Causal d = 256 takes kCausalD256's kernels (below): Q_i in boxes of one consumer's rows (kFlagQByConsumer), K_j and
+  // V_j of its 64 keys, both as that kernel's traits have them.
+  using CausalD256 = wgmma_detail::Flash3TraitsOf<__half, 256, kCausalD256>;
+  const bool causal_d256 = d == 256 && args.shape.causal;
+  const int q_box_rows = three_consumers ? Flash3Traits<__half, 64, 3>::kBr
+                         : causal_d256   ? CausalD256::kBr / CausalD256::kQParts
+                                         : 128;
+  const int kv_box_rows = causal_d256 ? CausalD256::kBc : d == 256 ? Flash3Traits<__half, 256>::kBc : 128;
   CUtensorMap q_map, k_map, v_map;
   if (!EncodeTensorMap(&q_map, args.q, args.dtype, batch_heads, n, d, q_box_rows) ||
       !EncodeTensorMap(&k_map, args.k, args.dtype, batch_heads, n, d, kv_box_rows) ||
@@ -353,7 +358,7 @@ cudaError_t LaunchFlash3Wgmma(const AttentionArgs& args) {
                                                                      multiprocessors);
     }
     if constexpr (kD == 256) {
-      if (args.shape.causal)
+      if (causal_d256)
         return LaunchWithFlags<T, kD, kCausalD256>(args, q_map, k_map, v_map, persistent, multiprocessors);
     }
     return LaunchWithFlags<T, kD, 0>(args, q_map, k_map, v_map, persistent, multiprocessors);
