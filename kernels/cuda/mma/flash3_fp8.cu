@@ -348,7 +348,8 @@ cudaError_t LaunchFlash3Fp8(const AttentionArgs& args) {
   params.partials = reinterpret_cast<float*>(workspace + layout.partials);
   params.arrivals = reinterpret_cast<unsigned*>(workspace + layout.arrivals);
   // Ping-pong at d = 256: the same day, 2-8% faster at four of the six shapes (within 3% at the other two); at
-  // d = 128, where the exponentials set the pace, within ±3%, and not taken.
+  // d = 128, where the exponentials set the pace, within ±3%, and not taken. (Measured with the turns around the
+  // GEMMs' issue; the softmax's turns that replaced them on 2026-11-28 measured 0.98-1.02× of those at d = 256.)
   const bool ping_pong = (d == 256) != ((args.options & kFlash3Fp8OtherSchedule) != 0);
   const bool longest_first = args.shape.causal && persistent;
   const auto launch = [&](auto for_grid) {

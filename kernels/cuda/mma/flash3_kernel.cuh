@@ -51,9 +51,15 @@ enum Flash3Flag : unsigned {
   // the static schedule ends with short tiles everywhere instead of some blocks' long ones. Off: head-major, which
   // keeps a head's K/V in L2 for the blocks running at once.
   kFlagLongestFirst = 1u << 2,
-  // Ping-pong (FlashAttention-3's inter-warpgroup overlap; with kFlagOverlapSoftmax only): the two consumer
-  // warpgroups take turns issuing their GEMMs, handing the turn over through named barriers, so that one's
-  // softmax runs while the other's products keep the tensor cores busy.
+  // Ping-pong (with kFlagOverlapSoftmax only): the two consumer warpgroups take turns for the softmax, handing the
+  // turn over through named barriers, so that one's softmax has the special-function unit and the issue slots to
+  // itself while the other waits for its products, rescales O and issues its next GEMMs. This is cuDNN's schedule
+  // (its consumers take turns for the exponentials) inside FlashAttention-3's intra-warpgroup overlap. Until
+  // 2026-11-28 the turns were FlashAttention-3's own, around the GEMMs' issue: at d = 64 its products are too short
+  // to keep the two softmaxes apart, so both still ran at once (Nsight Compute: the same share of stalls on MUFU).
+  // H200, 2026-11-28 (kernels/README.md), against the kernel without turns: causal d = 64 with two consumers +4% at
+  // N = 1024 and +2% at 1536 (five rounds, every one above); at d = 256, where ping-pong is the default, the softmax's
+  // turns measured as the GEMMs' had (0.98-1.03× in 16 bits without the mask, 0.98-1.02× in fp8).
   kFlagPingPong = 1u << 3,
   // Three consumer warpgroups (B_r = 192) instead of two (16-bit d = 64 only, whose S, P̃ and O fit 160 registers;
   // FlashAttention-3's choice there): each K_j/V_j tile serves 192 rows. The host takes it from N = 2048, and
@@ -810,7 +816,7 @@ __global__ void __launch_bounds__(Flash3TraitsOf<T, kD, kFlags>::kThreads, 1)
   static_assert(!kStagedStore || Traits::kCanStageO || kStageOInQ, "no room for the O staging tile");
   static_assert(!kStageOInQ || Traits::kOBlockBytes == Traits::kQBlockBytes, "Q_i's column blocks hold O's");
   static_assert(!kStageOInQ || !Traits::kQInRegisters, "Q_i's buffer, released early, would be loaded over O");
-  static_assert(!kPingPong || kOverlap, "ping-pong hands over the overlapped loop's GEMM issues");
+  static_assert(!kPingPong || kOverlap, "ping-pong hands over the overlapped loop's softmax");
   static_assert(!kPingPong || Traits::kConsumers == 2, "ping-pong takes turns between two consumers");
   extern __shared__ unsigned char shared_raw[];
   const SharedLayout<Traits> smem{(SharedAddress(shared_raw) + 1023u) & ~1023u};
@@ -892,9 +898,9 @@ __global__ void __launch_bounds__(Flash3TraitsOf<T, kD, kFlags>::kThreads, 1)
       if (lane == 0) BarrierArrive(barrier);  // one arrival per warp, after the warp's wgmma wait or ldmatrix
     };
     // Ping-pong: named barrier 3 + c (after the warpgroups' own 1 and 2; 256 threads: consumer c waits, the other
-    // arrives) is consumer c's turn to issue. Both consumers walk the same tiles, so they issue equally often:
-    // consumer 1 opens consumer 0's first turn, each issue ends by opening the other's turn, and consumer 0 takes the
-    // last hand-over at the end.
+    // arrives) is consumer c's turn for the softmax. Both consumers walk the same tiles, so they take equally many:
+    // consumer 1 opens consumer 0's first turn, each softmax ends by opening the other's turn, and consumer 0 takes
+    // the last hand-over at the end.
     constexpr int kTurnThreads = 256;
     const auto begin_turn = [&] {
       if constexpr (kPingPong) NamedBarrierSync(3 + consumer, kTurnThreads);
@@ -941,18 +947,18 @@ __global__ void __launch_bounds__(Flash3TraitsOf<T, kD, kFlags>::kThreads, 1)
         {
           const RingSlot<kStages> slot(it);
           BarrierWait(smem.KFull(slot.stage), slot.parity);
-          begin_turn();
           WgmmaFence();
           IssueScores<Traits>(s, q_consumer, q_fragments, smem.K(slot.stage));
           WgmmaCommit();
-          end_turn();
           WgmmaWait<0>();
           PinRegisters(s);
           release(smem.KEmpty(slot.stage));
           if (!Traits::kQInRegisters && kv_count == 1) release(smem.QEmpty(q_buffer));
           // O_i is 0: no rescale.
+          begin_turn();
           SoftmaxTile<Traits, !kWholeKeyTiles>(s, row_max, row_sum, alpha, kv_col(0), row_a, warp_row0, quad,
                                                scale_log2, params);
+          end_turn();
           PackP<T>(s, p);
         }
         // Tile j ≥ 1: issue S_j and P̃_{j−1} V_{j−1}; wait for S_j only, run its softmax while the tensor cores
@@ -960,7 +966,6 @@ __global__ void __launch_bounds__(Flash3TraitsOf<T, kD, kFlags>::kThreads, 1)
         for (int j = 1; j < kv_count; ++j) {
           const RingSlot<kStages> slot(it + j), previous(it + j - 1);
           BarrierWait(smem.KFull(slot.stage), slot.parity);
-          begin_turn();
           WgmmaFence();
           IssueScores<Traits>(s, q_consumer, q_fragments, smem.K(slot.stage));
           WgmmaCommit();
@@ -972,13 +977,14 @@ __global__ void __launch_bounds__(Flash3TraitsOf<T, kD, kFlags>::kThreads, 1)
           WgmmaFence();
           IssueOutput<Traits>(o_acc, p, smem.V(previous.stage));
           WgmmaCommit();
-          end_turn();
           WgmmaWait<1>();
           PinRegisters(s);
           release(smem.KEmpty(slot.stage));
           if (!Traits::kQInRegisters && j + 1 == kv_count) release(smem.QEmpty(q_buffer));
+          begin_turn();
           const bool rescale = SoftmaxTile<Traits, !kDiagonalFirst && !kWholeKeyTiles>(
               s, row_max, row_sum, alpha, kv_col(j), row_a, warp_row0, quad, scale_log2, params);
+          end_turn();
           if constexpr (Traits::kWaitAfterSoftmax)
             WgmmaWaitAfter<0>(__float_as_uint(row_sum[0]) | __float_as_uint(row_sum[1]));
           else
@@ -993,11 +999,9 @@ __global__ void __launch_bounds__(Flash3TraitsOf<T, kD, kFlags>::kThreads, 1)
         // The last tile's P̃ V.
         const RingSlot<kStages> last(it + kv_count - 1);
         BarrierWait(smem.VFull(last.stage), last.parity);
-        begin_turn();
         WgmmaFence();
         IssueOutput<Traits>(o_acc, p, smem.V(last.stage));
         WgmmaCommit();
-        end_turn();
         WgmmaWait<0>();
         PinRegisters(o_acc);
         PinRegisters(p);

@@ -34,8 +34,8 @@
 //      current one.
 //   6. O leaves through a shared-memory staging tile in 16-byte coalesced stores.
 //   Options bits switch 4, 5 and 6, the consumer count at d = 64, and ping-pong scheduling of two consumer
-//   warpgroups (FlashAttention-3's inter-warpgroup overlap; the default at d = 256 without the mask only, within the
-//   runs' spread at d = 64 and 128 and on causal d = 256's 64-key tiles)
+//   warpgroups (they take turns for the softmax; the default at d = 256 without the mask and at d = 64 with two
+//   consumers, within the runs' spread or slower at d = 128 and on causal d = 256's 64-key tiles)
 //   (flash3_wgmma.h; d = 256 has no room for a staging tile beside its Q_i and K/V stages: on the grid of one block
 //   per Q tile it stages O in Q_i's buffer, on the persistent one it stores O straight from the accumulators).
 //   Not done (FlashAttention-3 does it): a TMA store of O.
@@ -203,11 +203,15 @@ cudaError_t LaunchWithFlags(const AttentionArgs& args, const CUtensorMap& q_map,
   const unsigned flags = kDefault ^ ((args.options & kFlash3WgmmaSerialSoftmax) ? kFlagOverlapSoftmax : 0u) ^
                          ((args.options & kFlash3WgmmaDirectStore) ? kStaged : 0u);
   // Ping-pong takes turns between two consumers: with three the bit changes nothing. The default at d = 256 (H200,
-  // 2026-11-26, with O staged in Q_i: 1-15% faster at N = 1024 and 4096, within ±3% at 16384), not at d = 64 and
-  // 128 (−6% to +13% by shape, most within ±3%); the other-schedule bit flips it.
-  // Causal d = 256 (kCausalD256, 64-key tiles) is without it by default.
+  // 2026-11-26, with O staged in Q_i and the turns around the GEMMs' issue: 1-15% faster at N = 1024 and 4096, within
+  // ±3% at 16384; the softmax's turns, 2026-11-28, the same) and at d = 64 with two consumers (causal below N = 2048;
+  // 2026-11-28, the softmax's turns: +4% at N = 1024, +2% at 1536, five rounds against the kernel without them), not
+  // at d = 128 (causal 0.95-0.99×); the other-schedule bit flips it. Causal d = 256 (kCausalD256, 64-key tiles) is
+  // without it by default. Causal on the persistent grid, ping-pong walks first to last: with the diagonal first as
+  // well it measured 1% lower at d = 64 (2026-11-28).
   constexpr unsigned kPingPong = Traits::kConsumers == 2 ? wgmma_detail::kFlagPingPong : 0u;
-  constexpr bool kPingPongByDefault = kD == 256 && (kBase & wgmma_detail::kFlagNarrowKeys) == 0;
+  constexpr bool kPingPongByDefault =
+      (kD == 256 && (kBase & wgmma_detail::kFlagNarrowKeys) == 0) || (kD == 64 && Traits::kConsumers == 2);
   const bool ping_pong =
       (kPingPongByDefault != ((args.options & kFlash3WgmmaOtherSchedule) != 0)) && flags == kDefault;
   // d = 256 on the grid of one block per Q tile: O stages in Q_i's buffer, which no next tile needs there (the
