@@ -18,7 +18,7 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HW4_RUN = "docs/results/2026-11-21-h200-hw4"
 MMA_RUN = "docs/results/mma-run6-2026-11-21"
-FLAGSHIP_RUN = "docs/results/2026-11-28-h200-d256-narrow-keys/table-5d63dcb"
+FLAGSHIP_RUN = "docs/results/2026-11-28-h200-softmax-turns/table-eaeba35"
 CAUSAL_RUN = "docs/results/2026-11-21-h200-check"
 ABLATION_RUN = "docs/results/2026-11-27-h200-speculation-and-schedules/ablation-3ead09e"
 CPU_RUN = "docs/results/2026-11-25-cpu"
