@@ -18,7 +18,9 @@
 // by its own pair of CUDA events. A shape is timed only after its output matched the float64 reference on
 // sampled rows (the first and last 64 rows of the first and last head, and 64 rows in the middle) and every
 // output element was written (the output is poisoned with NaN first). TFLOP/s counts 4·B·H·N²·d for the
-// full problem and half of that for causal (the convention of the FlashAttention papers).
+// full problem and half of that for causal (the convention of the FlashAttention papers). Right after a shape's
+// timed launches the SM clock is measured on the device (mma_check::MeasureSmClockMhz), printed and written to the
+// CSV (sm_mhz): the power cap can hold it below the maximum, and a slow row then says so.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -221,7 +223,8 @@ int Time(int argc, char** argv) {
     std::fprintf(stderr, "flash2_mma_bench: cannot write %s\n", csv_path.c_str());
     return 2;
   }
-  if (csv) std::fprintf(csv, "kernel,options,dtype,d,n,batch_heads,causal,median_ms,min_ms,tflops,rel_error_ok\n");
+  if (csv)
+    std::fprintf(csv, "kernel,options,dtype,d,n,batch_heads,causal,median_ms,min_ms,tflops,rel_error_ok,sm_mhz\n");
   cudaEvent_t start[64], stop[64];
   reps = std::min(reps, 64);
   for (int r = 0; r < reps; ++r) {
@@ -279,6 +282,9 @@ int Time(int argc, char** argv) {
               CHECK_CUDA(kernel->launch(args));
               CHECK_CUDA(cudaEventRecord(stop[r]));
             }
+            // The SM clock the launches ended at (the power cap can hold it below the maximum).
+            double sm_mhz = 0;
+            CHECK_CUDA(mma_check::MeasureSmClockMhz(args.stream, &sm_mhz));
             CHECK_CUDA(cudaDeviceSynchronize());
             std::vector<float> times(reps);
             for (int r = 0; r < reps; ++r) CHECK_CUDA(cudaEventElapsedTime(&times[r], start[r], stop[r]));
@@ -286,11 +292,11 @@ int Time(int argc, char** argv) {
             const double median_ms = reps % 2 ? times[reps / 2] : 0.5 * (times[reps / 2 - 1] + times[reps / 2]);
             const double flops = 4.0 * batch_heads * static_cast<double>(n) * n * d * (causal ? 0.5 : 1.0);
             const double tflops = flops / (median_ms * 1e-3) / 1e12;
-            std::printf("time %s: median %.3f ms (min %.3f), %.1f TFLOP/s\n", label.c_str(), median_ms, times[0],
-                        tflops);
+            std::printf("time %s: median %.3f ms (min %.3f), %.1f TFLOP/s, SM clock %.0f MHz after\n", label.c_str(),
+                        median_ms, times[0], tflops, sm_mhz);
             if (csv)
-              std::fprintf(csv, "%s,%s,%s,%d,%d,%d,%d,%.5f,%.5f,%.2f,1\n", kernel->name, options_name.c_str(),
-                           mma_check::DTypeName(dtype), d, n, batch_heads, causal, median_ms, times[0], tflops);
+              std::fprintf(csv, "%s,%s,%s,%d,%d,%d,%d,%.5f,%.5f,%.2f,1,%.0f\n", kernel->name, options_name.c_str(),
+                           mma_check::DTypeName(dtype), d, n, batch_heads, causal, median_ms, times[0], tflops, sm_mhz);
             if (csv) std::fflush(csv);  // a later shape that hangs (and is killed) keeps the rows before it
           }
         }

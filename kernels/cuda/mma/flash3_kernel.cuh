@@ -57,9 +57,10 @@ enum Flash3Flag : unsigned {
   // (its consumers take turns for the exponentials) inside FlashAttention-3's intra-warpgroup overlap. Until
   // 2026-11-28 the turns were FlashAttention-3's own, around the GEMMs' issue: at d = 64 its products are too short
   // to keep the two softmaxes apart, so both still ran at once (Nsight Compute: the same share of stalls on MUFU).
-  // H200, 2026-11-28 (kernels/README.md), against the kernel without turns: causal d = 64 with two consumers +4% at
-  // N = 1024 and +2% at 1536 (five rounds, every one above); at d = 256, where ping-pong is the default, the softmax's
-  // turns measured as the GEMMs' had (0.98-1.03× in 16 bits without the mask, 0.98-1.02× in fp8).
+  // H200, 2026-11-28 (kernels/README.md), against the kernel without turns: causal d = 64 with two consumers +3-4% at
+  // N = 1024 and +2% at 1536 (five rounds, every one above, the shapes timed alone); at d = 256, where ping-pong is
+  // the default, the softmax's turns measured as the GEMMs' had (0.98-1.03× in 16 bits without the mask, 0.98-1.02× in
+  // fp8).
   kFlagPingPong = 1u << 3,
   // Three consumer warpgroups (B_r = 192) instead of two (16-bit d = 64 only, whose S, P̃ and O fit 160 registers;
   // FlashAttention-3's choice there): each K_j/V_j tile serves 192 rows. The host takes it from N = 2048, and

@@ -204,16 +204,17 @@ cudaError_t LaunchWithFlags(const AttentionArgs& args, const CUtensorMap& q_map,
                          ((args.options & kFlash3WgmmaDirectStore) ? kStaged : 0u);
   // Ping-pong takes turns between two consumers: with three the bit changes nothing. The default at d = 256 (H200,
   // 2026-11-26, with O staged in Q_i and the turns around the GEMMs' issue: 1-15% faster at N = 1024 and 4096, within
-  // ±3% at 16384; the softmax's turns, 2026-11-28, the same) and at d = 64 with two consumers (causal below N = 2048;
-  // 2026-11-28, the softmax's turns: +4% at N = 1024, +2% at 1536, five rounds against the kernel without them), not
-  // at d = 128 (causal 0.95-0.99×); the other-schedule bit flips it. Causal d = 256 (kCausalD256, 64-key tiles) is
-  // without it by default. Causal on the persistent grid, ping-pong walks first to last: with the diagonal first as
-  // well it measured 1% lower at d = 64 (2026-11-28).
+  // ±3% at 16384; the softmax's turns, 2026-11-28, the same) and causal at d = 64 with two consumers (below N = 2048,
+  // or with the other-rows bit; 2026-11-28, the softmax's turns: +3-4% at N = 1024, +2% at 1536, five rounds against
+  // the kernel without them, timed alone), not at d = 128 (causal 0.95-0.99×) nor at d = 64 without the mask (not
+  // measured: there two consumers run only below N = 1024, or with the other-rows bit); the other-schedule bit flips
+  // it. Causal d = 256 (kCausalD256, 64-key tiles) is without it by default. Causal on the persistent grid, ping-pong
+  // walks first to last: with the diagonal first as well it measured 1% lower at d = 64 (2026-11-28).
   constexpr unsigned kPingPong = Traits::kConsumers == 2 ? wgmma_detail::kFlagPingPong : 0u;
-  constexpr bool kPingPongByDefault =
-      (kD == 256 && (kBase & wgmma_detail::kFlagNarrowKeys) == 0) || (kD == 64 && Traits::kConsumers == 2);
+  const bool ping_pong_by_default = (kD == 256 && (kBase & wgmma_detail::kFlagNarrowKeys) == 0) ||
+                                    (kD == 64 && Traits::kConsumers == 2 && args.shape.causal);
   const bool ping_pong =
-      (kPingPongByDefault != ((args.options & kFlash3WgmmaOtherSchedule) != 0)) && flags == kDefault;
+      (ping_pong_by_default != ((args.options & kFlash3WgmmaOtherSchedule) != 0)) && flags == kDefault;
   // d = 256 on the grid of one block per Q tile: O stages in Q_i's buffer, which no next tile needs there (the
   // direct-store bit stores from the accumulators instead). The same day: 6% faster at N = 1024 without the mask,
   // 11-12% causal; within the spread at 4096 and 16384 (−7% to +3%).

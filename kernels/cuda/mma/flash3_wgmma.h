@@ -31,10 +31,10 @@ enum Flash3WgmmaOption : unsigned {
   // persistent one). A kernel of its own.
   kFlash3WgmmaDirectStore = 1u << 2,
   // The other consumer schedule: ping-pong (the two consumer warpgroups take turns for the softmax through named
-  // barriers, one's softmax beside the other's products) at d = 128 and causal d = 256, where the default has none;
-  // none at d = 256 without the mask and at d = 64 with two consumers, where the default has it. With the default
-  // overlap and two consumers only: ignored with serial-softmax, and with three consumers (d = 64 from N = 2048, and
-  // without the mask from N = 1024).
+  // barriers, one's softmax beside the other's products) at d = 128, causal d = 256 and d = 64 without the mask, where
+  // the default has none; none at d = 256 without the mask and causal d = 64 with two consumers, where the default has
+  // it. With the default overlap and two consumers only: ignored with serial-softmax, and with three consumers (d = 64
+  // from N = 2048, and without the mask from N = 1024).
   kFlash3WgmmaOtherSchedule = 1u << 3,
   // At d = 64, the other B_r than the default: 128 rows (two consumer warpgroups) from N = 2048, where 192 (three)
   // is the default, and 192 below. No effect at d = 128 and 256 (always two).

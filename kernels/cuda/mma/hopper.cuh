@@ -94,7 +94,7 @@ __device__ __forceinline__ bool WarpgroupBarrierOr(int id, bool value) {
   return any != 0;
 }
 // Named barrier `id` of `threads` threads in all, some waiting (sync) and some only arriving: the two consumer
-// warpgroups hand each other the tensor cores this way (ping-pong, flash3_kernel.cuh).
+// warpgroups hand each other the turn for the softmax this way (ping-pong, flash3_kernel.cuh).
 __device__ __forceinline__ void NamedBarrierSync(int id, int threads) {
   asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }

@@ -57,6 +57,25 @@ __global__ void CountNonFiniteKernel(const void* buffer, std::size_t count, DTyp
   if (local) atomicAdd(non_finite, local);
 }
 
+__device__ __forceinline__ unsigned long long GlobalTimerNs() {
+  unsigned long long ns;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(ns));
+  return ns;
+}
+
+// One thread a block spins for window_ns of global time and adds the SM cycles that passed (clock64 counts the
+// cycles of the multiprocessor the block runs on) and the nanoseconds to the two totals.
+__global__ void SmClockKernel(unsigned long long window_ns, unsigned long long* totals) {
+  if (threadIdx.x != 0) return;
+  const unsigned long long start_ns = GlobalTimerNs();
+  const long long start_cycles = clock64();
+  unsigned long long now_ns = start_ns;
+  while (now_ns - start_ns < window_ns) now_ns = GlobalTimerNs();
+  const long long cycles = clock64() - start_cycles;
+  atomicAdd(&totals[0], static_cast<unsigned long long>(cycles));
+  atomicAdd(&totals[1], now_ns - start_ns);
+}
+
 }  // namespace
 
 std::size_t ElementBytes(DType dtype) { return dtype == DType::kFp32 ? 4 : 2; }
@@ -67,6 +86,28 @@ const char* DTypeName(DType dtype) {
 cudaError_t FillNormal(void* buffer, std::size_t count, DType dtype, std::uint64_t seed, cudaStream_t stream) {
   FillNormalKernel<<<1024, 256, 0, stream>>>(buffer, count, dtype, seed);
   return cudaGetLastError();
+}
+
+cudaError_t MeasureSmClockMhz(cudaStream_t stream, double* mhz, int window_us) {
+  int device = 0, multiprocessors = 0;
+  cudaError_t status = cudaGetDevice(&device);
+  if (status == cudaSuccess)
+    status = cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device);
+  unsigned long long* totals = nullptr;
+  if (status == cudaSuccess) status = cudaMallocAsync(&totals, 2 * sizeof(*totals), stream);
+  if (status != cudaSuccess) return status;
+  status = cudaMemsetAsync(totals, 0, 2 * sizeof(*totals), stream);
+  if (status == cudaSuccess) {
+    SmClockKernel<<<multiprocessors, 32, 0, stream>>>(1000ull * static_cast<unsigned long long>(window_us), totals);
+    status = cudaGetLastError();
+  }
+  unsigned long long host[2] = {0, 0};
+  if (status == cudaSuccess) status = cudaMemcpyAsync(host, totals, sizeof(host), cudaMemcpyDeviceToHost, stream);
+  const cudaError_t freed = cudaFreeAsync(totals, stream);
+  if (status == cudaSuccess) status = freed;
+  if (status == cudaSuccess) status = cudaStreamSynchronize(stream);
+  if (status == cudaSuccess) *mhz = host[1] ? 1000.0 * static_cast<double>(host[0]) / static_cast<double>(host[1]) : 0;
+  return status;
 }
 
 cudaError_t Poison(void* buffer, std::size_t count, DType dtype, cudaStream_t stream) {

@@ -24,6 +24,12 @@ cudaError_t Poison(void* buffer, std::size_t count, DType dtype, cudaStream_t st
 cudaError_t CountNonFinite(const void* buffer, std::size_t count, DType dtype, cudaStream_t stream,
                            std::uint64_t* non_finite);
 
+// The SM clock in MHz, measured on the device when the stream reaches this call: one thread a multiprocessor counts
+// its SM's cycles (clock64) against the global nanosecond timer over `window_us`, and the counts of all of them are
+// divided (synchronizes the stream). Queued right after timed launches, it says what clock they ran at, which the
+// power cap can pull below the maximum (the H200's 700 W, kernels/README.md).
+cudaError_t MeasureSmClockMhz(cudaStream_t stream, double* mhz, int window_us = 500);
+
 // Host conversions of the stored bit patterns.
 float HalfBitsToFloat(std::uint16_t bits);
 float Bf16BitsToFloat(std::uint16_t bits);

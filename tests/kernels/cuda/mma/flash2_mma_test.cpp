@@ -143,5 +143,18 @@ TEST(Flash2Mma, SaysWhyItDoesNotApply) {
   EXPECT_EQ(Flash2MmaTileShape(128).block_cols, 64);
 }
 
+// The timing driver's SM clock (mma_check::MeasureSmClockMhz) is a real clock: above an idle multiprocessor's lowest
+// and not above the device's peak beyond the global timer's resolution over the window (a microsecond in 500).
+TEST(MmaCheck, MeasuresTheSmClockWithinTheDevicesRange) {
+  if (!HaveGpu()) GTEST_SKIP() << "no CUDA device";
+  int device = 0, peak_khz = 0;
+  ASSERT_EQ(cudaGetDevice(&device), cudaSuccess);
+  ASSERT_EQ(cudaDeviceGetAttribute(&peak_khz, cudaDevAttrClockRate, device), cudaSuccess);
+  double mhz = 0;
+  ASSERT_EQ(mma_check::MeasureSmClockMhz(nullptr, &mhz), cudaSuccess);
+  EXPECT_GT(mhz, 100.0);
+  EXPECT_LE(mhz, peak_khz / 1000.0 * 1.01);
+}
+
 }  // namespace
 }  // namespace flashviz::cuda
