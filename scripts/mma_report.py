@@ -2,7 +2,8 @@
 """Joins flash2_mma_bench's CSV with sdpa_peers.py's CSV into the markdown tables of kernels/README.md.
 
   python3 scripts/mma_report.py OURS.csv TORCH.csv [GEMM.csv]
-Table 1: default flash2_mma and flash3_wgmma vs FLASH_ATTENTION (FA2) and CUDNN_ATTENTION, TFLOP/s, per shape.
+Table 1: default flash2_mma and flash3_wgmma vs FLASH_ATTENTION (FA2) and CUDNN_ATTENTION, TFLOP/s, per shape; when
+         OURS has the SM clock (flash2_mma_bench's sm_mhz), the clock flash3_wgmma's timed launches ended at.
 Table 1 takes the first default row of each kernel and shape (the main timing pass).
 Table 2: every other row, in order: TFLOP/s and the speed-up of the default over it, where "default" is the latest
          default row of the same kernel and shape before it (the ablation passes time option 0 in the same loop as
@@ -55,6 +56,7 @@ def main():
     for r in peers:
         peer[key(r)][r["kernel"]] = float(r["tflops"])
     default = defaultdict(dict)  # shape -> kernel -> TFLOP/s of the first options "default" row
+    flash3_clock = {}  # shape -> the SM clock (MHz) after flash3_wgmma's default row, where the CSV has it
     batch_heads = {}
     first_rows = set()
     for index, r in enumerate(ours):
@@ -63,13 +65,17 @@ def main():
         if r["options"] == "default" and "@" not in r["kernel"] and r["kernel"] not in default[key(r)]:
             default[key(r)][r["kernel"]] = float(r["tflops"])
             batch_heads[key(r)] = r["batch_heads"]
+            if r["kernel"] == "flash3_wgmma" and (r.get("sm_mhz") or "").strip():
+                flash3_clock[key(r)] = float(r["sm_mhz"])
             first_rows.add(index)
     # flash2_mma with the stagger trial (options "stagger"), when the main pass timed it too.
     stagger = {key(r): float(r["tflops"]) for r in ours if r["kernel"] == "flash2_mma" and r["options"] == "stagger"}
     extra = " flash2 stagger | stagger / FA2 |" if stagger else ""
+    extra += " flash3 SM MHz |" if flash3_clock else ""
     print("| dtype | d | causal | N | B·H | flash2_mma | flash3_wgmma | FA2 (FLASH) | cuDNN | flash2 / FA2 | "
           "flash3 / FA2 | flash3 / cuDNN |" + extra)
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|" + ("---|---|" if stagger else ""))
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|" + ("---|---|" if stagger else "") +
+          ("---|" if flash3_clock else ""))
     for k in sorted(default, key=lambda k: (k[0] != "fp16", k[1], k[2], k[3])):
         f2 = default[k].get("flash2_mma", nan)
         f3 = default[k].get("flash3_wgmma", nan)
@@ -80,6 +86,8 @@ def main():
         if stagger:
             s2 = stagger.get(k, nan)
             row += f" {s2:.0f} | {s2 / fa2:.2f} |"
+        if flash3_clock:
+            row += f" {flash3_clock[k]:.0f} |" if k in flash3_clock else " – |"
         print(row)
     print()
     print("| kernel | options | dtype | d | causal | N | TFLOP/s | default / this |")

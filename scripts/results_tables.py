@@ -71,18 +71,22 @@ def flagship_peers():
 
 
 def flagships():
-    """flash2_mma and flash3_wgmma (their main pass) against FA2 and cuDNN, TFLOP/s per shape."""
+    """flash2_mma and flash3_wgmma (their main pass) against FA2 and cuDNN, TFLOP/s per shape; where the run recorded
+    the SM clock (flash2_mma_bench's sm_mhz), the clock flash3_wgmma's timed launches ended at."""
     key = flagship_key
     peer = flagship_peers()
-    main, batch_heads = {}, {}
+    main, batch_heads, clock = {}, {}, {}
     for r in rows(f"{FLAGSHIP_RUN}/ours.csv"):
         if r["kernel"] == "flash3_fp8":
             continue  # its own table
         if r["options"] == "default" and "@" not in r["kernel"] and r["kernel"] not in main.setdefault(key(r), {}):
             main[key(r)][r["kernel"]] = float(r["tflops"])
             batch_heads[key(r)] = r["batch_heads"]
+            if r["kernel"] == "flash3_wgmma" and (r.get("sm_mhz") or "").strip():
+                clock[key(r)] = float(r["sm_mhz"])
     out = ["| dtype | d | causal | N | B·H | flash2_mma | flash3_wgmma | FA2 (FLASH) | cuDNN | flash2 / FA2 | "
-           "flash3 / FA2 | flash3 / cuDNN |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+           "flash3 / FA2 | flash3 / cuDNN |" + (" flash3 SM MHz |" if clock else ""),
+           "|---|---|---|---|---|---|---|---|---|---|---|---|" + ("---|" if clock else "")]
     for k in main:  # in the order the run timed them
         f2, f3 = main[k].get("flash2_mma"), main[k].get("flash3_wgmma")
         fa2, cudnn = peer.get(k, {}).get("FLASH_ATTENTION"), peer.get(k, {}).get("CUDNN_ATTENTION")
@@ -90,7 +94,7 @@ def flagships():
         number = lambda x: f"{x:.0f}" if x else "–"
         out.append(f"| {k[0]} | {k[1]} | {'yes' if k[2] else 'no'} | {k[3]} | {batch_heads[k]} | {number(f2)} | "
                    f"{number(f3)} | {number(fa2)} | {number(cudnn)} | {ratio(f2, fa2)} | {ratio(f3, fa2)} | "
-                   f"{ratio(f3, cudnn)} |")
+                   f"{ratio(f3, cudnn)} |" + (f" {number(clock.get(k))} |" if clock else ""))
     return out
 
 

@@ -38,4 +38,17 @@ if grep -q "^stuck" "$out"; then echo "the hanging binary was timed"; exit 1; fi
 grep -q "^flash3_wgmma default fp16 128 0 1024 | 400 440 | 500 500 (1.14)" "$work/report.txt"
 grep -q "^flash3_wgmma default fp16 128 0 2048 | 800 880 | 1000 1000 (1.14)" "$work/report.txt"
 grep -q "^new: geometric mean of best/base 1.136 over 2 shapes (1.14-1.14)" "$work/report.txt"
+# Rows that carry the SM clock (flash2_mma_bench's sm_mhz) get each round's clock after the binary's values; rows
+# without it (the older CSVs above) get none.
+if grep -q "MHz" "$work/report.txt"; then echo "a clock was reported for rows without one"; exit 1; fi
+clocked=$work/clocked.csv
+for label in base.r1 new.r1 base.r2 new.r2; do
+  case $label in base.r1) speed=400 mhz=1980;; new.r1) speed=500 mhz=1845;; base.r2) speed=410 mhz=1965;;
+                 new.r2) speed=520 mhz=1740;; esac
+  echo "$label,flash3_wgmma,default,fp16,64,1024,1024,1,1.0,1.0,$speed,1,$mhz" >> "$clocked"
+done
+python3 "$root/scripts/mma_ab_report.py" "$clocked" > "$work/clocked.txt"
+cat "$work/clocked.txt"
+grep -q "^flash3_wgmma default fp16 64 1 1024 | 400 410 @ 1980 1965 MHz | 500 520 (1.27) @ 1845 1740 MHz" \
+  "$work/clocked.txt"
 echo "mma_ab: ok"
